@@ -1,0 +1,32 @@
+import random
+
+import pytest
+import torch
+
+from modern_gpt.config import LADDER, MODERN, ModelConfig, ladder
+
+
+def toy_text(n_chars: int = 6000, seed: int = 0) -> str:
+    """A small corpus with learnable structure: short 'sentences' of words from a fixed list."""
+    rng = random.Random(seed)
+    words = ["rama", "sita", "vanam", "gacchati", "pasyati", "devah", "phalam", "khadati", "jalam", "pibati"]
+    out = []
+    while sum(map(len, out)) < n_chars:
+        out.append(" ".join(rng.choice(words) for _ in range(rng.randint(3, 6))) + " .\n")
+    return "".join(out)
+
+
+@pytest.fixture
+def tiny_cfg() -> ModelConfig:
+    return ModelConfig(vocab_size=17, block_size=16, n_layer=2, n_head=4, n_kv_head=4, n_embd=32)
+
+
+def tiny_rows(vocab_size: int = 17, **shape):
+    base = ModelConfig(**{**dict(vocab_size=vocab_size, block_size=16, n_layer=2, n_head=4, n_kv_head=4, n_embd=32), **shape})
+    modern = ModelConfig(**{**base.to_dict(), **MODERN})
+    return ladder(base, modern, LADDER)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)

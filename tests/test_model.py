@@ -1,0 +1,167 @@
+"""Reference checks for each modern change: every test here can fail if the piece is wrong."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import tiny_rows
+from modern_gpt.config import ModelConfig
+from modern_gpt.model import GPT, Attention, RMSNorm, apply_rope, rope_cache
+
+
+def test_rmsnorm_matches_its_formula():
+    x = torch.randn(3, 5, 8, dtype=torch.float64)
+    norm = RMSNorm(8, eps=1e-6).double()
+    with torch.no_grad():
+        norm.weight.copy_(torch.linspace(0.5, 2.0, 8))
+    expected = x / torch.sqrt((x**2).mean(-1, keepdim=True) + 1e-6) * norm.weight
+    torch.testing.assert_close(norm(x), expected)
+    # no centring: a constant shift of the input is not removed, unlike LayerNorm
+    assert not torch.allclose(norm(x + 3.0), norm(x))
+    assert [n for n, _ in norm.named_parameters()] == ["weight"]
+
+
+def manual_attention(attn: Attention, x: torch.Tensor, rope=None) -> torch.Tensor:
+    """Step 1's attention written out: projections, explicit K/V copies per group, masked softmax."""
+    B, T, C = x.shape
+    hd = attn.head_dim
+    q = attn.q_proj(x).view(B, T, attn.n_head, hd).transpose(1, 2)
+    k = attn.k_proj(x).view(B, T, attn.n_kv_head, hd).transpose(1, 2)
+    v = attn.v_proj(x).view(B, T, attn.n_kv_head, hd).transpose(1, 2)
+    if attn.q_norm is not None:
+        q, k = attn.q_norm(q), attn.k_norm(k)
+    if rope is not None:
+        q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+    rep = attn.n_head // attn.n_kv_head
+    k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(hd)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    weights = scores.masked_fill(mask, float("-inf")).softmax(-1)
+    return attn.o_proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+
+@pytest.mark.parametrize("n_kv_head", [4, 2, 1])
+@pytest.mark.parametrize("qk_norm", [False, True])
+@pytest.mark.parametrize("pos", ["learned", "rope"])
+def test_sdpa_attention_matches_manual_masked_softmax(n_kv_head, qk_norm, pos):
+    cfg = ModelConfig(vocab_size=11, block_size=10, n_head=4, n_kv_head=n_kv_head, n_embd=16, qk_norm=qk_norm, pos=pos)
+    attn = Attention(cfg).double().eval()
+    x = torch.randn(2, 10, 16, dtype=torch.float64)
+    rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base)) if pos == "rope" else None
+    torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
+
+
+def test_rope_score_depends_only_on_the_distance():
+    head_dim = 8
+    cos, sin = rope_cache(head_dim, 64, 10000.0)
+    q, k = torch.randn(head_dim, dtype=torch.float64), torch.randn(head_dim, dtype=torch.float64)
+
+    def score(m: int, n: int) -> float:
+        seq_q = torch.zeros(1, 1, 64, head_dim, dtype=torch.float64)
+        seq_k = torch.zeros(1, 1, 64, head_dim, dtype=torch.float64)
+        seq_q[0, 0, m], seq_k[0, 0, n] = q, k
+        rq, rk = apply_rope(seq_q, cos.double(), sin.double()), apply_rope(seq_k, cos.double(), sin.double())
+        return float(rq[0, 0, m] @ rk[0, 0, n])
+
+    for distance in (0, 1, 7, 30):
+        scores = [score(n + distance, n) for n in (0, 5, 20, 33)]
+        assert max(scores) - min(scores) < 1e-6, (distance, scores)   # the cache is float32
+    assert abs(score(10, 3) - score(10, 4)) > 1e-3          # a different distance gives another score
+    assert abs(float(q @ k) - score(5, 5)) < 1e-6            # distance 0: the plain dot product
+
+
+def test_rope_removes_the_position_table_and_has_no_parameters(tiny_cfg):
+    learned = GPT(tiny_cfg)
+    rope = GPT(dataclasses.replace(tiny_cfg, pos="rope"))
+    assert rope.pos_emb is None
+    assert learned.num_params() - rope.num_params() == tiny_cfg.block_size * tiny_cfg.n_embd
+    assert "rope_cos" not in rope.state_dict()                # a cache, not saved with the weights
+
+
+def test_gqa_with_all_heads_is_multi_head_attention(tiny_cfg):
+    attn = Attention(tiny_cfg).eval()
+    assert attn.k_proj.out_features == attn.q_proj.out_features == tiny_cfg.n_embd
+    x = torch.randn(2, 9, tiny_cfg.n_embd)
+    torch.testing.assert_close(attn(x, None), manual_attention(attn, x))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_gqa_saves_exactly_the_narrower_key_value_projections(tiny_cfg, bias):
+    mha = GPT(dataclasses.replace(tiny_cfg, bias=bias))
+    for kv in (2, 1):
+        gqa = GPT(dataclasses.replace(tiny_cfg, bias=bias, n_kv_head=kv))
+        dropped_width = (tiny_cfg.n_head - kv) * tiny_cfg.head_dim        # per K and per V
+        per_layer = 2 * dropped_width * (tiny_cfg.n_embd + (1 if bias else 0))
+        assert mha.num_params() - gqa.num_params() == tiny_cfg.n_layer * per_layer
+
+
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("qk_norm", [False, True])
+@pytest.mark.parametrize("mlp", ["gelu", "swiglu"])
+def test_no_bias_leaves_no_bias_anywhere(tiny_cfg, norm, qk_norm, mlp):
+    model = GPT(dataclasses.replace(tiny_cfg, bias=False, norm=norm, qk_norm=qk_norm, mlp=mlp))
+    assert [n for n, _ in model.named_parameters() if "bias" in n] == []
+    assert all(getattr(m, "bias", None) is None for m in model.modules())
+    with_bias = GPT(dataclasses.replace(tiny_cfg, bias=True, norm=norm, qk_norm=qk_norm, mlp=mlp))
+    assert any("bias" in n for n, _ in with_bias.named_parameters())
+
+
+@pytest.mark.parametrize("n_embd, multiple, hidden", [(64, 64, 192), (128, 64, 384), (96, 64, 256),
+                                                       (48, 64, 128), (128, 32, 352), (24, 1, 64)])
+def test_swiglu_hidden_is_two_thirds_of_four_d_rounded_up(n_embd, multiple, hidden):
+    cfg = ModelConfig(n_embd=n_embd, n_head=4, mlp="swiglu", mlp_multiple=multiple)
+    assert cfg.swiglu_hidden == hidden
+    mlp = GPT(cfg).blocks[0].mlp
+    assert mlp.gate.out_features == mlp.up.out_features == mlp.down.in_features == hidden
+
+
+def test_swiglu_and_gelu_rows_have_comparable_parameter_counts():
+    cfg = ModelConfig(n_embd=96, n_head=4, mlp_multiple=32)        # 2/3·4·96 = 256 exactly
+    gelu = GPT(cfg).blocks[0].mlp
+    swiglu = GPT(dataclasses.replace(cfg, mlp="swiglu")).blocks[0].mlp
+    count = lambda m: sum(p.numel() for p in m.parameters() if p.dim() == 2)
+    assert count(gelu) == count(swiglu)
+
+
+def variants():
+    rows = tiny_rows()
+    yield from ((row.slug, row.config) for row in rows)
+    yield "post-norm", dataclasses.replace(rows[0].config, norm_placement="post")
+    yield "post-norm modern", dataclasses.replace(rows[-1].config, norm_placement="post")
+
+
+@pytest.mark.parametrize("name, cfg", list(variants()), ids=[n for n, _ in variants()])
+def test_no_logit_sees_a_future_token(name, cfg):
+    model = GPT(cfg).eval()
+    idx = torch.randint(cfg.vocab_size, (2, cfg.block_size))
+    logits, _ = model(idx)
+    for t in (0, 5, cfg.block_size - 2):
+        changed = idx.clone()
+        changed[:, t + 1:] = (changed[:, t + 1:] + 1) % cfg.vocab_size   # rewrite the whole future
+        new_logits, _ = model(changed)
+        torch.testing.assert_close(new_logits[:, : t + 1], logits[:, : t + 1], rtol=0, atol=1e-6)
+        assert not torch.allclose(new_logits[:, t + 1], logits[:, t + 1])  # the future did change
+
+
+def test_parameter_counts_total_and_without_embeddings(tiny_cfg):
+    model = GPT(tiny_cfg)
+    total = sum(p.numel() for p in model.parameters())
+    assert model.num_params() == total
+    assert model.lm_head.weight is model.tok_emb.weight                   # tied: counted once
+    tables = (tiny_cfg.vocab_size + tiny_cfg.block_size) * tiny_cfg.n_embd
+    assert model.num_params(non_embedding=True) == total - tables
+
+
+def test_longer_sequence_than_block_size_is_refused(tiny_cfg):
+    with pytest.raises(ValueError, match="block_size"):
+        GPT(tiny_cfg)(torch.zeros(1, tiny_cfg.block_size + 1, dtype=torch.long))
+
+
+def test_loss_is_cross_entropy_of_the_logits(tiny_cfg):
+    model = GPT(tiny_cfg)
+    idx = torch.randint(tiny_cfg.vocab_size, (2, 8))
+    logits, loss = model(idx, idx)
+    torch.testing.assert_close(loss, F.cross_entropy(logits.flatten(0, 1), idx.flatten()))
