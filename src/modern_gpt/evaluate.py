@@ -1,0 +1,29 @@
+"""Losses on fixed windows, and bits per character."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+@torch.no_grad()
+def mean_loss(model: torch.nn.Module, windows: tuple[torch.Tensor, torch.Tensor], batch_size: int) -> float:
+    """Mean next-token cross-entropy (nats per token) over fixed (inputs, targets) windows."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    x_all, y_all = windows
+    total, count = 0.0, 0
+    for i in range(0, len(x_all), batch_size):
+        x, y = x_all[i: i + batch_size].to(device), y_all[i: i + batch_size].to(device)
+        _, loss = model(x, y)
+        total += loss.item() * y.numel()
+        count += y.numel()
+    model.train(was_training)
+    return total / count
+
+
+def bits_per_char(nats_per_token: float, n_tokens: int, n_chars: int) -> float:
+    """Convert a per-token loss to bits per character of the text those tokens encode."""
+    return nats_per_token / math.log(2) * n_tokens / n_chars

@@ -1,0 +1,129 @@
+"""The training loop: it learns, it is reproducible per seed, and it records divergence."""
+
+import json
+import math
+
+import pytest
+import torch
+
+import modern_gpt.train as train_module
+from conftest import tiny_rows, toy_text
+from modern_gpt.config import TrainConfig
+from modern_gpt.data import CharTokenizer, DataError, fixed_windows, get_batch, split
+from modern_gpt.train import get_lr, train
+
+FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    text = toy_text()
+    tok = CharTokenizer.fit(text)
+    ids = torch.tensor(tok.encode(text))
+    return tok, *split(ids, 0.1)
+
+
+@pytest.mark.parametrize("index", range(7), ids=[r.slug for r in tiny_rows()])
+def test_every_ladder_row_learns(toy, index):
+    tok, train_data, val_data = toy
+    row = tiny_rows(tok.vocab_size)[index]
+    _, result = train(row.config, FAST, train_data, val_data, seed=0, progress=False)
+    first, last = result["curve"][0], result["curve"][-1]
+    assert not result["diverged"]
+    assert last["iter"] == FAST.iters and result["val_loss"] == last["val"]
+    assert first["val"] > math.log(tok.vocab_size) - 0.3            # starts near uniform
+    assert last["val"] < 0.75 * first["val"] and last["train"] < 0.75 * first["train"]
+
+
+def test_same_config_and_seed_give_bit_identical_losses(toy):
+    _, train_data, val_data = toy
+    cfg = tiny_rows(toy[0].vocab_size)[-1].config
+    runs = [train(cfg, FAST, train_data, val_data, seed=3, progress=False)[1] for _ in range(2)]
+    assert runs[0]["curve"] == runs[1]["curve"]
+    other = train(cfg, FAST, train_data, val_data, seed=4, progress=False)[1]
+    assert other["curve"][-1] != runs[0]["curve"][-1]
+
+
+def test_every_variant_sees_the_same_batches_for_a_seed(toy, monkeypatch):
+    _, train_data, val_data = toy
+    seen = []
+
+    def recording_get_batch(*args, **kwargs):
+        x, y = get_batch(*args, **kwargs)
+        seen[-1].append(x.clone())
+        return x, y
+
+    monkeypatch.setattr(train_module, "get_batch", recording_get_batch)
+    short = TrainConfig(iters=5, batch_size=4, warmup_iters=1, eval_interval=5, eval_iters=1)
+    for row in tiny_rows(toy[0].vocab_size)[::3]:                   # baseline, SwiGLU, QK-norm: different params
+        torch.manual_seed(1234)                                     # global RNG state must not matter
+        seen.append([])
+        train(row.config, short, train_data, val_data, seed=7, progress=False)
+    assert all(torch.equal(a, b) for run in seen[1:] for a, b in zip(seen[0], run))
+    seen.append([])
+    train(tiny_rows(toy[0].vocab_size)[0].config, short, train_data, val_data, seed=8, progress=False)
+    assert not torch.equal(seen[0][0], seen[-1][0])
+
+
+def test_evaluation_windows_are_fixed_and_ignore_the_rng(toy):
+    _, _, val_data = toy
+    torch.manual_seed(0)
+    a = fixed_windows(val_data, 16, 10)
+    torch.manual_seed(1)
+    b = fixed_windows(val_data, 16, 10)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1][:, :-1], a[0][:, 1:])
+
+
+def test_a_non_finite_loss_is_recorded_as_diverged_not_raised(toy, monkeypatch):
+    _, train_data, val_data = toy
+    calls = []
+    real_step = train_module.step
+
+    def exploding_step(*args):
+        calls.append(1)
+        return float("nan") if len(calls) == 4 else real_step(*args)
+
+    monkeypatch.setattr(train_module, "step", exploding_step)
+    _, result = train(tiny_rows(toy[0].vocab_size)[0].config, FAST, train_data, val_data, seed=0, progress=False)
+    assert result["diverged"] and result["steps"] == 3
+    assert result["val_loss"] is None and result["train_loss"] is None
+    json.dumps(result, allow_nan=False)
+
+
+def test_result_is_small_and_json_serialisable(toy):
+    _, train_data, val_data = toy
+    _, result = train(tiny_rows(toy[0].vocab_size)[0].config, FAST, train_data, val_data, seed=0, progress=False)
+    back = json.loads(json.dumps(result, allow_nan=False))
+    assert {"train_loss", "val_loss", "curve", "params", "params_non_embedding", "secs", "tokens_per_sec",
+            "diverged"} <= back.keys()
+    assert back["params"] > back["params_non_embedding"] > 0 and back["tokens_per_sec"] > 0
+
+
+def test_split_is_contiguous():
+    ids = torch.arange(100)
+    train_data, val_data = split(ids, 0.2)
+    assert torch.equal(train_data, torch.arange(80)) and torch.equal(val_data, torch.arange(80, 100))
+
+
+def test_too_short_a_split_is_a_clear_error(toy):
+    _, train_data, _ = toy
+    cfg = tiny_rows(toy[0].vocab_size)[0].config
+    with pytest.raises(DataError, match=r"the val split has 10 tokens; block_size=16 needs at least 17"):
+        train(cfg, FAST, train_data, train_data[:10], seed=0, progress=False)
+
+
+def test_learning_rate_warms_up_then_decays_to_min():
+    cfg = TrainConfig(iters=100, lr=1.0, min_lr=0.1, warmup_iters=10)
+    lrs = [get_lr(it, cfg) for it in range(cfg.iters)]
+    assert all(a < b for a, b in zip(lrs[:10], lrs[1:11]))
+    assert lrs[10] == pytest.approx(1.0) and lrs[-1] == pytest.approx(0.1)
+    assert all(a >= b for a, b in zip(lrs[10:], lrs[11:]))
+
+
+def test_weight_decay_applies_to_matrices_only(toy):
+    from modern_gpt.model import GPT
+    model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
+    decay, no_decay = train_module.make_optimizer(model, FAST, torch.device("cpu")).param_groups
+    assert all(p.dim() == 2 for p in decay["params"]) and decay["weight_decay"] == FAST.weight_decay
+    assert all(p.dim() == 1 for p in no_decay["params"]) and no_decay["weight_decay"] == 0.0
+    assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))
