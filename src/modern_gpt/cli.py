@@ -1,0 +1,154 @@
+"""`modern-gpt ablate|bench`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+import torch
+
+from . import ablate, bench
+from .config import LADDER, MODERN, ConfigError, ModelConfig, TrainConfig, ladder
+from .data import CharTokenizer, DataError, check_length, read_corpus, split
+from .train import resolve_device
+
+COMMANDS = ("ablate", "bench")
+
+# --smoke: the toy corpus and a model small enough that seven rows train in seconds on a laptop CPU.
+SMOKE = dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=16, iters=200, lr=3e-3)
+# Otherwise: nanoGPT's CPU recipe shape (4 layers, 4 heads, 128 wide, 64 context, batch 12).
+DEFAULT = dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, iters=1000, lr=1e-3)
+SMOKE_CORPUS_CHARS = 2400
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        # one line, no usage block: what was wrong and where to look
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def add_shape_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("shape (defaults: --smoke's tiny model, else nanoGPT's CPU recipe)")
+    g.add_argument("--n-layer", type=int, help="transformer blocks")
+    g.add_argument("--n-head", type=int, help="query heads")
+    g.add_argument("--n-kv-head", type=int, default=2, help="key/value heads of the GQA row (default 2)")
+    g.add_argument("--n-embd", type=int, help="residual width")
+    g.add_argument("--block-size", type=int, help="context length in tokens")
+    g.add_argument("--batch-size", type=int, help="sequences per step")
+    p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu", help="where to train (default cpu)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.")
+    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench}", parser_class=Parser)
+
+    a = sub.add_parser("ablate", help="train every ladder row and print the ablation table")
+    a.add_argument("--smoke", action="store_true", help="a tiny generated corpus and a tiny model: seconds on a CPU")
+    a.add_argument("--corpus", help="a UTF-8 text file or a folder of .txt files")
+    a.add_argument("--iters", type=int, help="training steps per row")
+    a.add_argument("--lr", type=float, help="peak learning rate")
+    a.add_argument("--seeds", type=int, default=1, help="seeds per row; >1 adds mean±range and a spread verdict")
+    a.add_argument("--val-fraction", type=float, default=0.1, help="the last fraction of the corpus validates")
+    add_shape_args(a)
+
+    b = sub.add_parser("bench", help="training tokens/s and model FLOPs utilisation per ladder row")
+    b.add_argument("--iters", type=int, default=10, help="steps per timed window (default 10)")
+    b.add_argument("--windows", type=int, default=5, help="timed windows; the median is reported (default 5)")
+    b.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
+    b.add_argument("--vocab-size", type=int, default=65, help="tokens in the vocabulary (default 65)")
+    add_shape_args(b)
+    return parser
+
+
+def settings_from(args: argparse.Namespace, profile: dict) -> dict:
+    """The profile's values, overridden by any option the user gave."""
+    return {k: v if getattr(args, k, None) is None else getattr(args, k) for k, v in profile.items()}
+
+
+def rows_for(settings: dict, vocab_size: int, n_kv_head: int):
+    base = ModelConfig(
+        vocab_size=vocab_size, block_size=settings["block_size"], n_layer=settings["n_layer"],
+        n_head=settings["n_head"], n_kv_head=settings["n_head"], n_embd=settings["n_embd"],
+    )
+    try:
+        modern = dataclasses.replace(base, **{**MODERN, "n_kv_head": n_kv_head})
+    except ConfigError as e:
+        raise ConfigError(f"--n-kv-head: {e}") from None
+    return ladder(base, modern, LADDER)
+
+
+def smoke_corpus() -> str:
+    from .sanskrit import generate
+    return generate(SMOKE_CORPUS_CHARS, seed=0)
+
+
+def cmd_ablate(args: argparse.Namespace) -> None:
+    settings = settings_from(args, SMOKE if args.smoke else DEFAULT)
+    if args.seeds < 1:
+        raise ConfigError(f"--seeds={args.seeds}: must be at least 1")
+    if args.corpus:
+        text = read_corpus(args.corpus)
+    elif args.smoke:
+        text = smoke_corpus()
+    else:
+        raise DataError("--corpus: give a UTF-8 text file or folder of .txt files (or use --smoke)")
+    tok = CharTokenizer.fit(text)
+    ids = torch.tensor(tok.encode(text), dtype=torch.long)
+    train_data, val_data = split(ids, args.val_fraction)
+    rows = rows_for(settings, tok.vocab_size, args.n_kv_head)
+    iters = settings["iters"]
+    train_cfg = TrainConfig(
+        iters=iters, batch_size=settings["batch_size"], lr=settings["lr"], min_lr=settings["lr"] / 10,
+        warmup_iters=min(iters // 10, 100), eval_interval=max(1, iters // 10), device=args.device,
+    )
+    device = resolve_device(train_cfg.device)        # every check before the first line of output
+    check_length("train", train_data, settings["block_size"])
+    check_length("val", val_data, settings["block_size"])
+    print(f"device={device} vocab={tok.vocab_size} tokens={len(ids):,}")
+    print()
+    print(ablate.header(args.seeds), flush=True)
+    prev = None
+
+    def show(result: ablate.RowResult) -> None:
+        nonlocal prev
+        print(ablate.format_row(result, prev), flush=True)
+        prev = result
+
+    # a live progress bar on a terminal; nothing extra when the output is captured
+    ablate.run(rows, train_cfg, train_data, val_data, list(range(args.seeds)), progress=sys.stderr.isatty(), on_row=show)
+
+
+def cmd_bench(args: argparse.Namespace) -> None:
+    settings = settings_from(args, {k: v for k, v in DEFAULT.items() if k not in ("iters", "lr")})
+    rows = rows_for(settings, args.vocab_size, args.n_kv_head)
+    train_cfg = TrainConfig(batch_size=settings["batch_size"], device=args.device)
+    device = resolve_device(train_cfg.device)
+    print(f"device={device} threads={torch.get_num_threads()} torch={torch.__version__} "
+          f"shape: {settings['n_layer']} layers, {settings['n_head']} heads, {settings['n_embd']} wide, "
+          f"{settings['block_size']} context, batch {settings['batch_size']}")
+    peak = bench.matmul_peak(device)
+    print(f"fp32 matmul peak (1024², median of 5): {peak / 1e9:.1f} GFLOP/s")
+    print(f"tokens/s: median of {args.windows} windows × {args.iters} steps after {args.warmup} warm-up steps\n")
+    results = [bench.bench_row(row, train_cfg, args.iters, args.windows, args.warmup) for row in rows]
+    print(bench.format_bench(results, peak))
+    print("\nMFU = (6 · matmul params + 12 · layers · width · context) · tokens/s ÷ the measured peak")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].startswith("--") and argv[0][2:] in COMMANDS:   # the book's `--ablate` spelling
+        argv[0] = argv[0][2:]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        {"ablate": cmd_ablate, "bench": cmd_bench}[args.command](args)
+    except (ConfigError, DataError) as e:
+        print(f"modern-gpt: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,137 @@
+"""The quick command in its three spellings, its table, and its one-line errors."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modern_gpt.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
+
+
+def run(args, cwd=ROOT, **kw):
+    env = {**os.environ, "PYTHONPATH": ""}
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env, timeout=300, **kw)
+
+
+def table_rows(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if line.startswith(("Step 1", "+ "))]
+
+
+def check_table(stdout: str) -> None:
+    lines = stdout.splitlines()
+    assert lines[0].startswith("device=cpu vocab=") and "tokens=" in lines[0]
+    assert lines[2].split()[:6] == ["variant", "params", "train", "val", "Δ", "val"]
+    rows = table_rows(stdout)
+    assert [r[:22].rstrip() for r in rows] == LABELS
+    for row in rows:
+        params = row[22:30].strip()
+        assert params.endswith("M") and float(params[:-1]) > 0
+
+
+def test_book_command_from_the_repo_root():
+    """`python modern_gpt.py --ablate --smoke` runs this checkout's code, not a shadowed module."""
+    out = run([sys.executable, "modern_gpt.py", "--ablate", "--smoke", "--iters", "4"])
+    assert out.returncode == 0, out.stderr
+    check_table(out.stdout)
+    assert out.stderr == ""                                       # no progress noise when captured
+
+
+def test_python_dash_m_from_the_repo_root_and_elsewhere(tmp_path):
+    for cwd in (ROOT, tmp_path):
+        out = run([sys.executable, "-m", "modern_gpt", "ablate", "--smoke", "--iters", "3", "--n-layer", "1"], cwd=cwd)
+        assert out.returncode == 0, out.stderr
+        check_table(out.stdout)
+
+
+def test_installed_console_script(tmp_path):
+    script = Path(sys.executable).with_name("modern-gpt")
+    out = run([str(script), "ablate", "--smoke", "--iters", "3", "--n-layer", "1"], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    check_table(out.stdout)
+
+
+def test_importing_modern_gpt_from_the_repo_root_gives_the_package():
+    out = run([sys.executable, "-c", "import modern_gpt.config, modern_gpt; print(modern_gpt.__file__)"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(os.path.join("src", "modern_gpt", "__init__.py"))
+
+
+def test_seeds_give_mean_spread_and_a_verdict_column(capsys):
+    assert main(["ablate", "--smoke", "--iters", "3", "--n-layer", "1", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "|Δ|>spread?" in out
+    rows = table_rows(out)
+    assert len(rows) == 7 and "±" in rows[0]
+    assert all(r.rstrip().endswith(("yes", "no (noise)")) for r in rows[1:])
+
+
+def test_user_corpus(tmp_path, capsys):
+    corpus = tmp_path / "mine.txt"
+    corpus.write_text("नमस्ते संसार । " * 200, encoding="utf-8")
+    assert main(["ablate", "--corpus", str(corpus), "--iters", "2", "--n-layer", "1", "--n-embd", "32",
+                 "--block-size", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "vocab=11 " in out and len(table_rows(out)) == 7
+
+
+def test_n_embd_changes_the_parameter_counts(capsys):
+    main(["ablate", "--smoke", "--iters", "2", "--n-layer", "1"])
+    small = table_rows(capsys.readouterr().out)[0][22:30]
+    main(["ablate", "--smoke", "--iters", "2", "--n-layer", "1", "--n-embd", "128"])
+    large = table_rows(capsys.readouterr().out)[0][22:30]
+    assert float(large.strip()[:-1]) > float(small.strip()[:-1])
+
+
+def write_bytes(tmp_path, data: bytes) -> str:
+    p = tmp_path / "corpus.txt"
+    p.write_bytes(data)
+    return str(p)
+
+
+BAD = [
+    (["ablate", "--bogus"], "unrecognized arguments: --bogus"),
+    (["ablate", "--device", "gpu"], "argument --device: invalid choice: 'gpu'"),
+    (["ablate", "--smoke", "--n-kv-head", "3"], "n_head must be divisible by n_kv_head"),
+    (["ablate", "--smoke", "--n-embd", "50"], "n_embd must be divisible by n_head"),
+    (["ablate", "--smoke", "--n-embd", "12"], "head dim (3) must be even"),
+    (["ablate", "--smoke", "--iters", "0"], "iters=0: must be a positive integer"),
+    (["ablate", "--smoke", "--seeds", "0"], "--seeds=0"),
+    (["ablate", "--corpus", "/no/such/corpus.txt"], "no such file or folder"),
+    (["ablate", "--smoke", "--block-size", "4096"], "block_size=4096 needs at least"),
+]
+
+
+@pytest.mark.parametrize("args, message", BAD, ids=[m for _, m in BAD])
+def test_bad_input_is_one_line_on_stderr(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        raise SystemExit(main(args))
+    assert e.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.err.count("\n") == 1
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "is empty"), (b" \n\n", "is empty"),
+    (b"good text\n\xff\xfe bad", "not UTF-8 at byte 10 (line 2)"),
+])
+def test_bad_corpus_is_one_line_and_changes_nothing(tmp_path, capsys, content, message):
+    path = write_bytes(tmp_path, content)
+    assert main(["ablate", "--corpus", path]) == 2
+    assert message in capsys.readouterr().err
+    assert Path(path).read_bytes() == content and os.listdir(tmp_path) == ["corpus.txt"]
+
+
+def test_bench_prints_every_row_with_tokens_per_second_and_mfu(capsys):
+    assert main(["bench", "--n-layer", "1", "--n-embd", "32", "--block-size", "16", "--batch-size", "2",
+                 "--iters", "1", "--windows", "2", "--warmup", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "fp32 matmul peak" in out
+    rows = table_rows(out)
+    assert [r[:22].rstrip() for r in rows] == LABELS
+    assert all(r.rstrip().endswith("%") for r in rows)
