@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from modern_gpt.config import LADDER, MODERN, ConfigError, ModelConfig, TrainConfig, ladder
+from modern_gpt.config import LADDER, MODERN, ModelConfig, TrainConfig, ladder
+from modern_gpt.errors import ConfigError
 
 BAD_MODEL = [
     (dict(n_head=8, n_kv_head=3, n_embd=64), "n_head must be divisible by n_kv_head"),

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from conftest import tiny_rows
 from modern_gpt.config import ModelConfig
-from modern_gpt.model import GPT, Attention, RMSNorm, apply_rope, rope_cache
+from modern_gpt.model import GPT, Attention, RMSNorm, apply_rope, match_mlp, rope_cache
 
 
 def test_rmsnorm_matches_its_formula():
@@ -165,3 +165,15 @@ def test_loss_is_cross_entropy_of_the_logits(tiny_cfg):
     idx = torch.randint(tiny_cfg.vocab_size, (2, 8))
     logits, loss = model(idx, idx)
     torch.testing.assert_close(loss, F.cross_entropy(logits.flatten(0, 1), idx.flatten()))
+
+
+def test_parameter_matching_sizes_the_mlp_to_the_target():
+    base = ModelConfig(vocab_size=48, block_size=32, n_layer=2, n_head=4, n_embd=64)
+    modern = dataclasses.replace(base, norm="rmsnorm", pos="rope", mlp="swiglu", bias=False, n_kv_head=2, qk_norm=True)
+    target = GPT(base).num_params(non_embedding=True)
+    unmatched = GPT(modern).num_params(non_embedding=True)
+    matched = match_mlp(modern, target)
+    got = GPT(matched).num_params(non_embedding=True)
+    assert matched.mlp_hidden > 0 and matched.hidden == matched.mlp_hidden
+    per_unit = 3 * modern.n_embd * modern.n_layer                         # gate, up, down: one column each
+    assert abs(got - target) <= per_unit / 2 < abs(unmatched - target)

@@ -9,7 +9,9 @@ import torch
 import modern_gpt.train as train_module
 from conftest import tiny_rows, toy_text
 from modern_gpt.config import TrainConfig
-from modern_gpt.data import CharTokenizer, DataError, fixed_windows, get_batch, split
+from modern_gpt.data import fixed_windows, get_batch
+from modern_gpt.errors import DataError
+from modern_gpt.text import SymbolTokenizer, split_text
 from modern_gpt.train import get_lr, train
 
 FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
@@ -18,9 +20,8 @@ FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6,
 @pytest.fixture(scope="module")
 def toy():
     text = toy_text()
-    tok = CharTokenizer.fit(text)
-    ids = torch.tensor(tok.encode(text))
-    return tok, *split(ids, 0.1)
+    tok = SymbolTokenizer.fit(text, "char")
+    return tok, *(torch.tensor(tok.encode(part)) for part in split_text(text, 0.1))
 
 
 @pytest.mark.parametrize("index", range(7), ids=[r.slug for r in tiny_rows()])
@@ -99,10 +100,12 @@ def test_result_is_small_and_json_serialisable(toy):
     assert back["params"] > back["params_non_embedding"] > 0 and back["tokens_per_sec"] > 0
 
 
-def test_split_is_contiguous():
-    ids = torch.arange(100)
-    train_data, val_data = split(ids, 0.2)
-    assert torch.equal(train_data, torch.arange(80)) and torch.equal(val_data, torch.arange(80, 100))
+def test_split_is_contiguous_and_cuts_at_a_line_break():
+    text = "".join(f"line {i:03d}\n" for i in range(100))          # 9 characters a line
+    train_text, val_text = split_text(text, 0.2)
+    assert train_text + val_text == text
+    assert train_text.endswith("\n") and val_text.startswith("line 080")
+    assert split_text("abcdefghij", 0.3) == ("abcdefg", "hij")     # nowhere to snap: the exact cut
 
 
 def test_too_short_a_split_is_a_clear_error(toy):

@@ -9,8 +9,10 @@ import sys
 import torch
 
 from . import ablate, bench
-from .config import LADDER, MODERN, ConfigError, ModelConfig, TrainConfig, ladder
-from .data import CharTokenizer, DataError, check_length, read_corpus, split
+from .config import LADDER, MODERN, ModelConfig, TrainConfig, ladder
+from .data import check_length
+from .errors import ConfigError, DataError
+from .text import SymbolTokenizer, read_corpus, split_text
 from .train import resolve_device
 
 COMMANDS = ("ablate", "bench")
@@ -20,6 +22,7 @@ SMOKE = dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=16, iters
 # Otherwise: nanoGPT's CPU recipe shape (4 layers, 4 heads, 128 wide, 64 context, batch 12).
 DEFAULT = dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, iters=1000, lr=1e-3)
 SMOKE_CORPUS_CHARS = 2400
+BUNDLED_CORPUS_CHARS = 2_000_000         # as params.yaml's generate.chars
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("ablate", help="train every ladder row and print the ablation table")
     a.add_argument("--smoke", action="store_true", help="a tiny generated corpus and a tiny model: seconds on a CPU")
-    a.add_argument("--corpus", help="a UTF-8 text file or a folder of .txt files")
+    a.add_argument("--corpus", help="a UTF-8 text file or a folder of .txt files (default: the generated Sanskrit)")
     a.add_argument("--iters", type=int, help="training steps per row")
     a.add_argument("--lr", type=float, help="peak learning rate")
     a.add_argument("--seeds", type=int, default=1, help="seeds per row; >1 adds mean±range and a spread verdict")
@@ -78,24 +81,19 @@ def rows_for(settings: dict, vocab_size: int, n_kv_head: int):
     return ladder(base, modern, LADDER)
 
 
-def smoke_corpus() -> str:
+def bundled_corpus(smoke: bool) -> str:
+    """The generated Sanskrit corpus: 2,400 characters for --smoke, else the pipeline's default size."""
     from .sanskrit import generate
-    return generate(SMOKE_CORPUS_CHARS, seed=0)
+    return generate(SMOKE_CORPUS_CHARS if smoke else BUNDLED_CORPUS_CHARS, seed=0)
 
 
 def cmd_ablate(args: argparse.Namespace) -> None:
     settings = settings_from(args, SMOKE if args.smoke else DEFAULT)
     if args.seeds < 1:
         raise ConfigError(f"--seeds={args.seeds}: must be at least 1")
-    if args.corpus:
-        text = read_corpus(args.corpus)
-    elif args.smoke:
-        text = smoke_corpus()
-    else:
-        raise DataError("--corpus: give a UTF-8 text file or folder of .txt files (or use --smoke)")
-    tok = CharTokenizer.fit(text)
-    ids = torch.tensor(tok.encode(text), dtype=torch.long)
-    train_data, val_data = split(ids, args.val_fraction)
+    text = read_corpus(args.corpus) if args.corpus else bundled_corpus(args.smoke)
+    tok = SymbolTokenizer.fit(text, "char")
+    train_data, val_data = (torch.tensor(tok.encode(part)) for part in split_text(text, args.val_fraction))
     rows = rows_for(settings, tok.vocab_size, args.n_kv_head)
     iters = settings["iters"]
     train_cfg = TrainConfig(
@@ -105,7 +103,7 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     device = resolve_device(train_cfg.device)        # every check before the first line of output
     check_length("train", train_data, settings["block_size"])
     check_length("val", val_data, settings["block_size"])
-    print(f"device={device} vocab={tok.vocab_size} tokens={len(ids):,}")
+    print(f"device={device} vocab={tok.vocab_size} tokens={len(train_data) + len(val_data):,}")
     print()
     print(ablate.header(args.seeds), flush=True)
     prev = None

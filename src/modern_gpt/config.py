@@ -12,9 +12,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping, Sequence
 
-
-class ConfigError(ValueError):
-    """A bad setting. The message is one line: the field, what it got, what is allowed."""
+from .errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -35,6 +33,7 @@ class ModelConfig:
     rope_base: float = 10000.0     # RoPE's base; larger = slower rotations
     mlp: str = "gelu"              # 'gelu' (4·d hidden) | 'swiglu' (gated, 2/3·4·d hidden)
     mlp_multiple: int = 64         # SwiGLU's hidden size is rounded up to a multiple of this
+    mlp_hidden: int = 0            # 0: the rule (GELU 4·d, SwiGLU above); > 0: this hidden size (parameter matching)
     bias: bool = True              # False removes every bias: projections, MLP and norms
     qk_norm: bool = False          # normalise queries and keys per head before q·k
 
@@ -49,6 +48,8 @@ class ModelConfig:
         check_choice("mlp", self.mlp, ("gelu", "swiglu"))
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout={self.dropout}: must be in [0, 1)")
+        if self.mlp_hidden < 0:
+            raise ConfigError(f"mlp_hidden={self.mlp_hidden}: must be 0 (the default rule) or a positive integer")
         if not self.norm_eps > 0:
             raise ConfigError(f"norm_eps={self.norm_eps}: must be > 0")
         if not self.rope_base > 1:
@@ -75,6 +76,13 @@ class ModelConfig:
         """2/3 of GELU's 4·d keeps the gated MLP's three matrices near GELU's two; rounded up."""
         hidden = int(2 / 3 * 4 * self.n_embd)
         return self.mlp_multiple * math.ceil(hidden / self.mlp_multiple)
+
+    @property
+    def hidden(self) -> int:
+        """The MLP's hidden width: mlp_hidden when set, else 4·d for GELU and the 2/3 rule for SwiGLU."""
+        if self.mlp_hidden:
+            return self.mlp_hidden
+        return self.swiglu_hidden if self.mlp == "swiglu" else 4 * self.n_embd
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "model") -> "ModelConfig":

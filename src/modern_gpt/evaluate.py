@@ -6,6 +6,8 @@ import math
 
 import torch
 
+from .data import fixed_windows
+
 
 @torch.no_grad()
 def mean_loss(model: torch.nn.Module, windows: tuple[torch.Tensor, torch.Tensor], batch_size: int) -> float:
@@ -27,3 +29,18 @@ def mean_loss(model: torch.nn.Module, windows: tuple[torch.Tensor, torch.Tensor]
 def bits_per_char(nats_per_token: float, n_tokens: int, n_chars: int) -> float:
     """Convert a per-token loss to bits per character of the text those tokens encode."""
     return nats_per_token / math.log(2) * n_tokens / n_chars
+
+
+def score(model: torch.nn.Module, train_cfg, train_data: torch.Tensor, val_data: torch.Tensor,
+          val_chars: int, diverged: bool) -> dict:
+    """A run's final numbers on the fixed windows (the same ones the training curve used)."""
+    if diverged:
+        return {"diverged": True, "train_loss": None, "val_loss": None, "val_bpc": None}
+    block, n = model.cfg.block_size, train_cfg.eval_iters * train_cfg.batch_size
+    val_loss = mean_loss(model, fixed_windows(val_data, block, n), train_cfg.batch_size)
+    return {
+        "diverged": False,
+        "train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg.batch_size),
+        "val_loss": val_loss,
+        "val_bpc": bits_per_char(val_loss, len(val_data), val_chars),
+    }

@@ -6,6 +6,7 @@ are `module if flag else None` with a single `if ... is not None` in forward.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -81,12 +82,12 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """Step 1's feed-forward: 4·d hidden units, GELU."""
+    """Step 1's feed-forward: 4·d hidden units (or cfg.mlp_hidden), GELU."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.up = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
-        self.down = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.up = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        self.down = nn.Linear(cfg.hidden, cfg.n_embd, bias=cfg.bias)
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -98,7 +99,7 @@ class SwiGLU(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        hidden = cfg.swiglu_hidden
+        hidden = cfg.hidden
         self.gate = nn.Linear(cfg.n_embd, hidden, bias=cfg.bias)
         self.up = nn.Linear(cfg.n_embd, hidden, bias=cfg.bias)
         self.down = nn.Linear(hidden, cfg.n_embd, bias=cfg.bias)
@@ -179,3 +180,16 @@ class GPT(nn.Module):
             return logits, None
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
         return logits, loss
+
+
+def match_mlp(cfg: ModelConfig, target: int) -> ModelConfig:
+    """cfg with the MLP hidden size that brings its non-embedding parameter count closest to
+    `target`, so that a row's capacity matches the row it is compared with (what SwiGLU's 2/3
+    rule does for one change, done for any)."""
+
+    def count(hidden: int) -> int:
+        with torch.device("meta"):                       # shapes only: no memory, no initialisation cost
+            return GPT(dataclasses.replace(cfg, mlp_hidden=hidden)).num_params(non_embedding=True)
+
+    one, per_unit = count(1), count(2) - count(1)        # the count is linear in the hidden size
+    return dataclasses.replace(cfg, mlp_hidden=max(1, round(1 + (target - one) / per_unit)))

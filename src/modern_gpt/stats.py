@@ -28,7 +28,7 @@ SEEDS_NEEDED_METHOD = (
     "as observed: |effect| > E[max of two n-seed ranges] (sigma = pooled sd of the two rows; "
     "expected range of the larger of two independent normal samples, by numerical "
     "integration) and t(1-alpha/2, n-1) * sd_diff / sqrt(n) < |effect|. Because the expected "
-    "range grows with n, '-' means that no number of extra seeds would resolve it."
+    "range grows with n, \"seeds won't resolve\" means that no number of extra seeds would."
 )
 SEEDS_CAP = 100
 

@@ -13,8 +13,9 @@ import time
 
 import torch
 
-from .config import ConfigError, ModelConfig, TrainConfig
+from .config import ModelConfig, TrainConfig
 from .data import check_length, fixed_windows, get_batch
+from .errors import ConfigError
 from .evaluate import mean_loss
 from .model import GPT
 
