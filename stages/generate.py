@@ -1,0 +1,36 @@
+"""Stage generate: the bundled corpus, Sanskrit drawn from a small grammar, and its loss floor.
+
+Writes data/generated/sanskrit.txt (params: generate.chars, generate.seed) and floor.json: the
+entropy of the generating process in nats per character, the best loss any model can reach.
+"""
+
+import sys
+from pathlib import Path
+
+# Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
+# tokenize.py would shadow the standard library module of that name.
+sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
+
+import argparse
+
+from modern_gpt import params
+from modern_gpt.files import stage_main, write_bytes, write_json
+from modern_gpt.sanskrit import entropy_per_char, generate
+
+FLOOR_SENTENCES = 50_000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default="data/generated", help="output folder")
+    args = ap.parse_args()
+    settings = params.load().raw["generate"]
+    text = generate(settings["chars"], settings["seed"])
+    floor, se = entropy_per_char(FLOOR_SENTENCES, seed=settings["seed"] + 1)   # sentences not in the corpus
+    out = Path(args.out)
+    write_bytes(out / "sanskrit.txt", text.encode("utf-8"))
+    write_json(out / "floor.json", {"nats_per_char": round(floor, 6), "se": round(se, 6), "sentences": FLOOR_SENTENCES})
+
+
+if __name__ == "__main__":
+    stage_main(main)

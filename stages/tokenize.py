@@ -1,0 +1,50 @@
+"""Stage tokenize: corpus → token arrays for the train and val splits, plus the vocabulary and meta.
+
+The split is contiguous (data.val_fraction at the end validates). Writes data/tokenized/:
+train.bin and val.bin (little-endian int32), tokenizer.json, meta.json (corpus size and md5,
+token and character counts per split, for bits per character).
+"""
+
+import sys
+from pathlib import Path
+
+# Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
+# tokenize.py would shadow the standard library module of that name.
+sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
+
+import argparse
+import hashlib
+
+from modern_gpt import params
+from modern_gpt.data import tokens_to_bytes
+from modern_gpt.files import stage_main, write_bytes, write_json
+from modern_gpt.text import fit_tokenizer, read_corpus, split_text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default="data/tokenized", help="output folder")
+    args = ap.parse_args()
+    p = params.load()
+    text = read_corpus(p.corpus)
+    train_text, val_text = split_text(text, p.val_fraction)
+    tok = fit_tokenizer(p.tokenizer, train_text, val_text)
+    train_ids, val_ids = tok.encode(train_text), tok.encode(val_text)   # all checks before any write
+    corpus = text.encode("utf-8")
+    meta = {
+        "corpus": {"path": p.corpus, "bytes": len(corpus), "md5": hashlib.md5(corpus).hexdigest(),
+                   "chars": len(text)},
+        "tokenizer": p.tokenizer["kind"],
+        "vocab_size": tok.vocab_size,
+        "train": {"tokens": len(train_ids), "chars": len(train_text)},
+        "val": {"tokens": len(val_ids), "chars": len(val_text)},
+    }
+    out = Path(args.out)
+    write_bytes(out / "train.bin", tokens_to_bytes(train_ids))
+    write_bytes(out / "val.bin", tokens_to_bytes(val_ids))
+    write_json(out / "tokenizer.json", tok.to_dict())
+    write_json(out / "meta.json", meta)
+
+
+if __name__ == "__main__":
+    stage_main(main)
