@@ -5,6 +5,11 @@ The ladder's rows, and with ablation.leave_one_out the full model with one chang
 its non-embedding parameter count matches the baseline's. A training run depends on its row's
 file alone (plus data and code), so a flag change retrains only the rows whose resolved config
 changed: a rewritten but identical file changes nothing.
+
+It also clears data/runs/ and data/results/ of runs that the params no longer ask for (a shrunk
+seed list, a switched-off option): the report depends on the results folder as a whole, and a
+stale file there would change its hash. Cleared runs stay in DVC's cache, and the run-cache
+restores them when the params ask for them again.
 """
 
 import sys
@@ -16,6 +21,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 import dataclasses
+import shutil
 
 from modern_gpt import params
 from modern_gpt.data import check_split_sizes
@@ -27,6 +33,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
+    ap.add_argument("--runs", default="data/runs")
+    ap.add_argument("--results", default="data/results")
     args = ap.parse_args()
     p = params.load()
     meta = read_json(args.meta)
@@ -44,6 +52,17 @@ def main() -> None:
             "index": index, "row": row.slug, "label": row.label, "changed": row.changed,
             "model": row.config.to_dict(), "train": p.train.to_dict(),
         })
+    wanted = {(row.slug, str(seed)) for row in rows for seed in p.seeds}
+    wanted |= {("aa", str(seed)) for seed in p.ablation["aa_seeds"]}
+    for run in Path(args.runs).glob("*/*"):
+        if (run.parent.name, run.name) not in wanted:
+            shutil.rmtree(run)
+    for result in Path(args.results).glob("*/*.json"):
+        if (result.parent.name, result.stem) not in wanted:
+            result.unlink()
+    for folder in [*Path(args.runs).glob("*"), *Path(args.results).glob("*")]:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 if __name__ == "__main__":

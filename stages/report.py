@@ -17,18 +17,23 @@ import platform
 from importlib.metadata import version
 
 import pandas as pd
+import yaml
 
 from modern_gpt import params
 from modern_gpt.files import read_json, stage_main, write_bytes, write_json
 from modern_gpt.report import RowRuns, Settings, build, plot
 
 GENERATED = "data/generated/sanskrit.txt"
-# stages/train.py and the modules it imports: their md5s are the ones dvc.lock records for train@*
-TRAINING_CODE = ["stages/train.py"] + [f"src/modern_gpt/{m}.py" for m in
-                                       ("__init__", "config", "data", "errors", "evaluate", "files", "model", "train")]
+
+
+def training_code() -> list[str]:
+    """The code every train@* stage depends on, as dvc.yaml lists it (this stage depends on it too)."""
+    deps = yaml.safe_load(Path("dvc.yaml").read_text())["stages"]["train"]["deps"]
+    return [d for d in deps if d.startswith(("stages/", "src/"))]
 
 
 def code_hash(paths: list[str]) -> str:
+    """One short md5 over the files' md5s, which are the ones dvc.lock records."""
     h = hashlib.md5()
     for p in paths:
         h.update(f"{p} {hashlib.md5(Path(p).read_bytes()).hexdigest()}\n".encode())
@@ -37,6 +42,7 @@ def code_hash(paths: list[str]) -> str:
 
 def provenance(p: params.Params, meta: dict, rows: list[RowRuns], floor: dict | None) -> dict:
     m, t = p.model, p.train
+    code = training_code()
     tokens = t.iters * t.batch_size * m["block_size"]
     c = meta["corpus"]
     info = {
@@ -52,8 +58,8 @@ def provenance(p: params.Params, meta: dict, rows: list[RowRuns], floor: dict | 
                     f"{t.min_lr:g} (warm-up {t.warmup_iters}, cosine), weight decay {t.weight_decay:g}, clip {t.grad_clip:g}",
         "evaluation": f"{t.eval_iters * t.batch_size} fixed windows of {m['block_size']} tokens per split, "
                       f"every {t.eval_interval} steps and at the end",
-        "training code": f"md5 `{code_hash(TRAINING_CODE)}` over the md5s (as in dvc.lock) of `stages/train.py` "
-                         f"and `src/modern_gpt/{{{','.join(Path(x).stem for x in TRAINING_CODE[1:])}}}.py`",
+        "training code": f"md5 `{code_hash(code)}` over the md5s (as in dvc.lock) of `{code[0]}` and "
+                         f"`src/modern_gpt/{{{','.join(Path(x).stem for x in code[1:])}}}.py`",
         "software": f"torch {', '.join(sorted({r['torch'] for rr in rows for r in rr.runs}))}, DVC {version('dvc')}, "
                     f"Python {platform.python_version()}",
         "device": ", ".join(sorted({r["device"] for rr in rows for r in rr.runs})),
