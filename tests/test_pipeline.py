@@ -221,3 +221,20 @@ def test_char_tokenizer_reports_bpc_as_loss_over_ln2(repo):
     row = report_rows(repo)[1]
     val, bpc = float(row[5].split(" ± ")[0]), float(row[6])
     assert bpc == pytest.approx(val / 0.6931471805599453, abs=2e-3)
+
+
+def test_a_users_corpus_folder_from_params(options_repo):
+    mine = options_repo / "data" / "mine"
+    mine.mkdir()
+    a, b = "नरः वनम् गच्छति ।\n" * 400, "सीता फलम् खादति ।\n" * 400
+    (mine / "a.txt").write_text(a, encoding="utf-8")
+    (mine / "b.txt").write_text(b, encoding="utf-8")
+    sets = ["data.corpus=data/mine", "seeds=[0]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+    sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    text = (options_repo / "reports" / "ablation.md").read_text()
+    assert "`data/mine`" in text and "floor" not in text                    # the floor is the generator's only
+    assert json.loads((options_repo / "data" / "tokenized" / "meta.json").read_text())["corpus"]["chars"] == len(a + "\n" + b)
+    sh(["git", "checkout", "params.yaml"], options_repo)
+    out = sh([*DVC, "exp", "run", "-S", "data.corpus=data/missing.txt"], options_repo, check=False)
+    assert out.returncode != 0 and "data/missing.txt" in out.stderr and "Traceback" not in out.stderr
+    sh(["git", "checkout", "params.yaml"], options_repo)
