@@ -150,9 +150,7 @@ def parse(raw: Any) -> Params:
     for key in raw:
         if key not in SECTIONS:
             raise ConfigError(f"params.{key}: unknown section; allowed are {', '.join(SECTIONS)}")
-    generate = raw.get("generate", {"chars": 1, "seed": 0})
-    if not isinstance(generate, dict):
-        raise ConfigError("generate: must be a mapping")
+    generate = _section(raw, "generate", dict)
     _keys(generate, "generate", ["chars", "seed"], ["chars", "seed"])
     for key, low in (("chars", 1), ("seed", 0)):
         v = generate[key]
