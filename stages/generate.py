@@ -13,10 +13,13 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt import params
-from modern_gpt.files import stage_main, write_bytes, write_json
-from modern_gpt.sanskrit import entropy_per_char, generate
+from modern_gpt.core import params
+from modern_gpt.core.files import write_bytes, write_json
+from modern_gpt.core.stage import stage_main
+from modern_gpt.corpus.sanskrit import entropy_per_char, generate
+from modern_gpt.corpus.settings import generate_settings
 
+PARAMS = ("generate",)             # the params sections this stage reads: dvc.yaml lists the same
 FLOOR_SENTENCES = 50_000
 
 
@@ -24,7 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default="data/generated", help="output folder")
     args = ap.parse_args()
-    settings = params.load().raw["generate"]
+    settings = generate_settings(params.load(PARAMS)["generate"])
     text = generate(settings["chars"], settings["seed"])
     floor, se = entropy_per_char(FLOOR_SENTENCES, seed=settings["seed"] + 1)   # sentences not in the corpus
     out = Path(args.out)

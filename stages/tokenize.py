@@ -15,33 +15,39 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 import argparse
 import hashlib
 
-from modern_gpt import params
-from modern_gpt.data import tokens_to_bytes
-from modern_gpt.files import stage_main, write_bytes, write_json
-from modern_gpt.text import fit_tokenizer, read_corpus, split_text
+from modern_gpt.core import params
+from modern_gpt.core.files import token_bytes, write_bytes, write_json
+from modern_gpt.core.stage import stage_main
+from modern_gpt.corpus.reading import read_corpus, split_text
+from modern_gpt.corpus.settings import data_settings, tokenizer_settings
+from modern_gpt.corpus.tokenizers import fit_tokenizer
+
+PARAMS = ("data", "tokenizer")     # the params sections this stage reads: dvc.yaml lists the same
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default="data/tokenized", help="output folder")
     args = ap.parse_args()
-    p = params.load()
-    text = read_corpus(p.corpus)
-    train_text, val_text = split_text(text, p.val_fraction)
-    tok = fit_tokenizer(p.tokenizer, train_text, val_text)
+    p = params.load(PARAMS)
+    data, spec = data_settings(p["data"]), tokenizer_settings(p["tokenizer"])
+    text = read_corpus(data["corpus"])
+    train_text, val_text = split_text(text, data["val_fraction"])
+    tok = fit_tokenizer(spec, train_text, val_text)
     train_ids, val_ids = tok.encode(train_text), tok.encode(val_text)   # all checks before any write
     corpus = text.encode("utf-8")
     meta = {
-        "corpus": {"path": p.corpus, "bytes": len(corpus), "md5": hashlib.md5(corpus).hexdigest(),
+        "corpus": {"path": data["corpus"], "bytes": len(corpus), "md5": hashlib.md5(corpus).hexdigest(),
                    "chars": len(text)},
-        "tokenizer": p.tokenizer["kind"],
+        "val_fraction": data["val_fraction"],
+        "tokenizer": spec["kind"],
         "vocab_size": tok.vocab_size,
         "train": {"tokens": len(train_ids), "chars": len(train_text)},
         "val": {"tokens": len(val_ids), "chars": len(val_text)},
     }
     out = Path(args.out)
-    write_bytes(out / "train.bin", tokens_to_bytes(train_ids))
-    write_bytes(out / "val.bin", tokens_to_bytes(val_ids))
+    write_bytes(out / "train.bin", token_bytes(train_ids))
+    write_bytes(out / "val.bin", token_bytes(val_ids))
     write_json(out / "tokenizer.json", tok.to_dict())
     write_json(out / "meta.json", meta)
 

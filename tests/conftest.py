@@ -3,7 +3,8 @@ import random
 import pytest
 import torch
 
-from modern_gpt.config import LADDER, MODERN, ModelConfig, ladder
+from modern_gpt.nn import ModelConfig
+from modern_gpt.pipeline.ladder import LADDER, MODERN, ladder
 
 
 def toy_text(n_chars: int = 6000, seed: int = 0) -> str:

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
+import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
+from modern_gpt.cli.ablate import format_row
+from modern_gpt.reporting.results import row_result
+from modern_gpt.reporting.stats import compare, verdict_text
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
@@ -56,7 +60,7 @@ def test_installed_console_script(tmp_path):
 
 
 def test_importing_modern_gpt_from_the_repo_root_gives_the_package():
-    out = run([sys.executable, "-c", "import modern_gpt.config, modern_gpt; print(modern_gpt.__file__)"])
+    out = run([sys.executable, "-c", "import modern_gpt.nn.config, modern_gpt; print(modern_gpt.__file__)"])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith(os.path.join("src", "modern_gpt", "__init__.py"))
 
@@ -64,10 +68,43 @@ def test_importing_modern_gpt_from_the_repo_root_gives_the_package():
 def test_seeds_give_mean_spread_and_a_verdict_column(capsys):
     assert main(["ablate", "--smoke", "--iters", "3", "--n-layer", "1", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "|Δ|>spread?" in out
+    assert out.splitlines()[2].rstrip().endswith("verdict")
     rows = table_rows(out)
     assert len(rows) == 7 and "±" in rows[0]
-    assert all(r.rstrip().endswith(("yes", "no (noise)")) for r in rows[1:])
+    assert all(r.rstrip().endswith(("better", "worse", "noise (seeds won't resolve)")) or "noise (~" in r
+               for r in rows[1:])
+
+
+def record(seed: int, val: float | None):
+    from modern_gpt.core.records import RunRecord
+    return RunRecord(row="r", seed=seed, model={}, train={}, diverged=val is None, steps=1, curve=(), train_loss=val,
+                     val_loss=val, val_bpc=val, params=1000, params_non_embedding=900, secs=1.0, tokens_per_sec=1.0,
+                     device="cpu", torch="x")
+
+
+def test_the_quick_table_and_the_report_give_one_verdict():
+    """Effect larger than the spread but the t-interval includes zero: noise in both front ends."""
+    ref_vals, row_vals = [1.00, 1.00, 1.02], [0.98, 0.98, 0.96]              # effect -0.033, spread 0.02
+    ref = row_result("a", "A", [record(s, v) for s, v in enumerate(ref_vals)])
+    row = row_result("b", "B", [record(s, v) for s, v in enumerate(row_vals)], ref)
+    c = compare(row_vals, ref_vals)
+    assert abs(c.effect) > c.spread and c.ci_low < 0 < c.ci_high              # the old quick rule said "yes"
+    assert c.verdict == "noise" and format_row(row).endswith(verdict_text(c))
+
+
+def test_a_diverged_seed_reaches_the_quick_table(monkeypatch, capsys):
+    calls = []
+    real_step = loop.step
+
+    def exploding(*args):
+        calls.append(1)
+        return float("nan") if len(calls) == 2 else real_step(*args)       # seed 0 of the baseline
+
+    monkeypatch.setattr(loop, "step", exploding)
+    assert main(["ablate", "--smoke", "--iters", "3", "--n-layer", "1", "--seeds", "2"]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    assert rows[0].rstrip().endswith("(1/2 diverged)") and "(1 seed)" not in rows[0]
+    assert "diverged" not in rows[1]
 
 
 def test_user_corpus(tmp_path, capsys):

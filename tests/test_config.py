@@ -1,17 +1,20 @@
 """Bad settings fail fast with one line naming the field and what is allowed."""
 
 import dataclasses
+import re
 
 import pytest
 
-from modern_gpt.config import LADDER, MODERN, ModelConfig, TrainConfig, ladder
-from modern_gpt.errors import ConfigError
+from modern_gpt.core.errors import ConfigError
+from modern_gpt.nn import ModelConfig
+from modern_gpt.pipeline.ladder import LADDER, MODERN, ladder
+from modern_gpt.training.config import TrainConfig
 
 BAD_MODEL = [
     (dict(n_head=8, n_kv_head=3, n_embd=64), "n_head must be divisible by n_kv_head"),
     (dict(norm="batchnorm"), "norm='batchnorm': allowed values are layernorm, rmsnorm"),
     (dict(norm_placement="sandwich"), "allowed values are pre, post"),
-    (dict(pos="alibi"), "allowed values are learned, rope"),
+    (dict(pos="alibi"), "allowed values are learned, rope, none"),
     (dict(mlp="relu"), "allowed values are gelu, swiglu"),
     (dict(n_embd=12, n_head=4, pos="rope"), "head dim (3) must be even"),
     (dict(n_embd=10, n_head=4), "n_embd must be divisible by n_head"),
@@ -93,3 +96,52 @@ def test_ladder_refuses_unknown_or_unwalked_flags():
         ladder(base, base, ["colour"])
     with pytest.raises(ConfigError, match="differ in norm_placement"):
         ladder(base, dataclasses.replace(base, norm_placement="post"), ["norm"])
+
+
+def test_each_switch_accepts_exactly_its_tables_keys():
+    from modern_gpt.nn.model import MLPS, NORMS, PLACEMENTS, POSITIONS
+    for field, table in (("norm", NORMS), ("pos", POSITIONS), ("mlp", MLPS), ("norm_placement", PLACEMENTS)):
+        for value in table:
+            assert getattr(ModelConfig(**{field: value}), field) == value
+        with pytest.raises(ConfigError, match=f"allowed values are {', '.join(table)}$"):
+            ModelConfig(**{field: "nope"})
+
+
+def test_a_new_table_entry_is_a_new_accepted_value(monkeypatch):
+    from modern_gpt.nn import model
+    monkeypatch.setitem(model.POSITIONS, "alibi", model.NoPositions)
+    assert ModelConfig(pos="alibi").pos == "alibi"
+
+
+def test_head_dim_is_optional_and_may_differ_from_width_over_heads():
+    assert ModelConfig(n_embd=64, n_head=4).head_size == 16                  # null: n_embd / n_head
+    cfg = ModelConfig(n_embd=60, n_head=4, head_dim=8, pos="rope")          # 60 is not divisible by 4: fine
+    assert cfg.head_size == 8 and ModelConfig.from_dict(cfg.to_dict()) == cfg
+    for bad, message in ((0, "head_dim=0: must be a positive integer"), ("x", "head_dim='x': must be an integer or null"),
+                         (True, "head_dim=True: must be an integer or null"), (7.0, "must be an integer or null")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            ModelConfig(head_dim=bad)
+    with pytest.raises(ConfigError, match="head dim \\(7\\) must be even"):
+        ModelConfig(head_dim=7, pos="rope")
+
+
+def test_an_annotation_outside_the_type_table_is_a_clear_programming_error():
+    from dataclasses import dataclass
+
+    from modern_gpt.core.validate import check_types
+
+    @dataclass(frozen=True)
+    class Odd:
+        names: list
+
+        def __post_init__(self):
+            check_types(self)
+
+    with pytest.raises(TypeError, match=r"Odd\.names: annotation .* is not one of bool, int, float, str"):
+        Odd(["a"])
+
+
+def test_optional_fields_take_null_and_plain_fields_do_not():
+    with pytest.raises(ConfigError, match="n_layer=None: must be an integer$"):
+        ModelConfig(n_layer=None)
+    assert ModelConfig(head_dim=None).head_dim is None

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from conftest import tiny_rows
-from modern_gpt.config import ModelConfig
-from modern_gpt.model import GPT, Attention, RMSNorm, apply_rope, match_mlp, rope_cache
+from modern_gpt.nn import ModelConfig
+from modern_gpt.nn.model import GPT, Attention, NoPositions, RMSNorm, RotaryPositions, SwiGLU, apply_rope, match_mlp, rope_cache
 
 
 def test_rmsnorm_matches_its_formula():
@@ -40,7 +40,7 @@ def manual_attention(attn: Attention, x: torch.Tensor, rope=None) -> torch.Tenso
     scores = q @ k.transpose(-2, -1) / math.sqrt(hd)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
     weights = scores.masked_fill(mask, float("-inf")).softmax(-1)
-    return attn.o_proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+    return attn.o_proj((weights @ v).transpose(1, 2).reshape(B, T, attn.n_head * hd))
 
 
 @pytest.mark.parametrize("n_kv_head", [4, 2, 1])
@@ -50,7 +50,7 @@ def test_sdpa_attention_matches_manual_masked_softmax(n_kv_head, qk_norm, pos):
     cfg = ModelConfig(vocab_size=11, block_size=10, n_head=4, n_kv_head=n_kv_head, n_embd=16, qk_norm=qk_norm, pos=pos)
     attn = Attention(cfg).double().eval()
     x = torch.randn(2, 10, 16, dtype=torch.float64)
-    rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base)) if pos == "rope" else None
+    rope = tuple(t.double() for t in rope_cache(cfg.head_size, 10, cfg.rope_base)) if pos == "rope" else None
     torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
 
 
@@ -76,9 +76,9 @@ def test_rope_score_depends_only_on_the_distance():
 def test_rope_removes_the_position_table_and_has_no_parameters(tiny_cfg):
     learned = GPT(tiny_cfg)
     rope = GPT(dataclasses.replace(tiny_cfg, pos="rope"))
-    assert rope.pos_emb is None
+    assert isinstance(rope.pos, RotaryPositions) and list(rope.pos.parameters()) == []
     assert learned.num_params() - rope.num_params() == tiny_cfg.block_size * tiny_cfg.n_embd
-    assert "rope_cos" not in rope.state_dict()                # a cache, not saved with the weights
+    assert not any("cos" in k or "sin" in k for k in rope.state_dict())   # a cache, not saved with the weights
 
 
 def test_gqa_with_all_heads_is_multi_head_attention(tiny_cfg):
@@ -93,7 +93,7 @@ def test_gqa_saves_exactly_the_narrower_key_value_projections(tiny_cfg, bias):
     mha = GPT(dataclasses.replace(tiny_cfg, bias=bias))
     for kv in (2, 1):
         gqa = GPT(dataclasses.replace(tiny_cfg, bias=bias, n_kv_head=kv))
-        dropped_width = (tiny_cfg.n_head - kv) * tiny_cfg.head_dim        # per K and per V
+        dropped_width = (tiny_cfg.n_head - kv) * tiny_cfg.head_size        # per K and per V
         per_layer = 2 * dropped_width * (tiny_cfg.n_embd + (1 if bias else 0))
         assert mha.num_params() - gqa.num_params() == tiny_cfg.n_layer * per_layer
 
@@ -113,7 +113,7 @@ def test_no_bias_leaves_no_bias_anywhere(tiny_cfg, norm, qk_norm, mlp):
                                                        (48, 64, 128), (128, 32, 352), (24, 1, 64)])
 def test_swiglu_hidden_is_two_thirds_of_four_d_rounded_up(n_embd, multiple, hidden):
     cfg = ModelConfig(n_embd=n_embd, n_head=4, mlp="swiglu", mlp_multiple=multiple)
-    assert cfg.swiglu_hidden == hidden
+    assert SwiGLU.default_hidden(cfg) == cfg.hidden == hidden
     mlp = GPT(cfg).blocks[0].mlp
     assert mlp.gate.out_features == mlp.up.out_features == mlp.down.in_features == hidden
 
@@ -131,6 +131,8 @@ def variants():
     yield from ((row.slug, row.config) for row in rows)
     yield "post-norm", dataclasses.replace(rows[0].config, norm_placement="post")
     yield "post-norm modern", dataclasses.replace(rows[-1].config, norm_placement="post")
+    yield "NoPE", dataclasses.replace(rows[-1].config, pos="none")
+    yield "head_dim 12", dataclasses.replace(rows[-1].config, head_dim=12)
 
 
 @pytest.mark.parametrize("name, cfg", list(variants()), ids=[n for n, _ in variants()])
@@ -177,3 +179,77 @@ def test_parameter_matching_sizes_the_mlp_to_the_target():
     assert matched.mlp_hidden > 0 and matched.hidden == matched.mlp_hidden
     per_unit = 3 * modern.n_embd * modern.n_layer                         # gate, up, down: one column each
     assert abs(got - target) <= per_unit / 2 < abs(unmatched - target)
+
+
+def same_weights(cfg: ModelConfig, **changes) -> tuple[GPT, GPT]:
+    """Two models whose parameters are equal, the second built with `changes` (which add no parameters)."""
+    a = GPT(cfg).eval()
+    b = GPT(dataclasses.replace(cfg, **changes)).eval()
+    b.load_state_dict(a.state_dict())
+    return a, b
+
+
+def test_rope_base_changes_the_output(tiny_cfg):
+    cfg = dataclasses.replace(tiny_cfg, pos="rope")
+    a, b = same_weights(cfg, rope_base=500.0)
+    idx = torch.randint(cfg.vocab_size, (2, cfg.block_size))
+    assert not torch.allclose(a(idx)[0][:, 1:], b(idx)[0][:, 1:])
+    torch.testing.assert_close(a(idx)[0][:, 0], b(idx)[0][:, 0])        # position 0 is not rotated
+
+
+def test_every_block_rotates_with_the_models_tables(tiny_cfg, monkeypatch):
+    """RoPE with its tables set to no rotation (cos 1, sin 0) is NoPE; with the real tables it is not."""
+    rope, nope = same_weights(dataclasses.replace(tiny_cfg, pos="rope"), pos="none")
+    assert isinstance(nope.pos, NoPositions)
+    idx = torch.randint(tiny_cfg.vocab_size, (2, tiny_cfg.block_size))
+    assert not torch.allclose(rope(idx)[0], nope(idx)[0])
+    seen = []
+    real_forward = Attention.forward
+    monkeypatch.setattr(Attention, "forward", lambda self, x, tables: seen.append(tables) or real_forward(self, x, tables))
+    rope(idx)
+    assert len(seen) == tiny_cfg.n_layer and all(t[0] is rope.pos.cos and t[1] is rope.pos.sin for t in seen)
+    with torch.no_grad():
+        rope.pos.cos.fill_(1.0)
+        rope.pos.sin.zero_()
+    torch.testing.assert_close(rope(idx)[0], nope(idx)[0])
+
+
+def test_nope_has_no_position_signal(tiny_cfg):
+    """A constant sequence: without positions every position sees the same thing; a position table tells them apart."""
+    idx = torch.full((1, tiny_cfg.block_size), 3)
+    nope = GPT(dataclasses.replace(tiny_cfg, pos="none")).eval()
+    logits = nope(idx)[0][0]
+    torch.testing.assert_close(logits, logits[:1].expand_as(logits))
+    assert nope.num_params() == GPT(tiny_cfg).num_params() - tiny_cfg.block_size * tiny_cfg.n_embd
+    learned = GPT(tiny_cfg).eval()(idx)[0][0]
+    assert not torch.allclose(learned, learned[:1].expand_as(learned))
+
+
+@pytest.mark.parametrize("placement", ["pre", "post"])
+def test_norm_placement_wires_the_block_as_written(tiny_cfg, placement):
+    from modern_gpt.nn.model import Block
+    block = Block(dataclasses.replace(tiny_cfg, norm_placement=placement)).eval()
+    with torch.no_grad():                                 # gains and shifts away from 1 and 0, so a norm shows
+        for norm in (block.norm1, block.norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(2, 7, tiny_cfg.n_embd)
+    if placement == "pre":
+        h = x + block.attn(block.norm1(x), None)
+        expected = h + block.mlp(block.norm2(h))
+    else:
+        h = block.norm1(x + block.attn(x, None))
+        expected = block.norm2(h + block.mlp(h))
+    torch.testing.assert_close(block(x, None), expected)
+    other = Block(dataclasses.replace(tiny_cfg, norm_placement="post" if placement == "pre" else "pre")).eval()
+    other.load_state_dict(block.state_dict())
+    assert not torch.allclose(other(x, None), expected)
+
+
+def test_head_dim_apart_from_width_over_heads(tiny_cfg):
+    cfg = dataclasses.replace(tiny_cfg, head_dim=12, n_kv_head=2, pos="rope")   # 4 heads x 12 = 48, width 32
+    attn = Attention(cfg).double().eval()
+    assert (attn.q_proj.out_features, attn.k_proj.out_features, attn.o_proj.in_features) == (48, 24, 48)
+    x = torch.randn(2, 9, cfg.n_embd, dtype=torch.float64)
+    rope = tuple(t.double() for t in rope_cache(12, 9, cfg.rope_base))
+    torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))

@@ -1,14 +1,23 @@
-"""params.yaml is read as DVC reads it (YAML 1.2) and checked strictly, one line per mistake."""
+"""params.yaml is read as DVC reads it (YAML 1.2) and checked strictly, one line per mistake.
+
+Each section is checked by the code of the stage that reads it: the ladder's sections by
+pipeline.params.parse, the corpus sections by corpus.settings, the report's by reporting.settings.
+"""
 
 from pathlib import Path
 
 import pytest
 import yaml
 
-from modern_gpt.errors import ConfigError
-from modern_gpt.params import Yaml12Loader, load, parse, read_yaml
+from modern_gpt.core import params as params_file
+from modern_gpt.core.errors import ConfigError
+from modern_gpt.core.params import Yaml12Loader, read_yaml
+from modern_gpt.corpus.settings import data_settings, generate_settings, tokenizer_settings
+from modern_gpt.pipeline.params import load, parse
+from modern_gpt.reporting.settings import Settings, report_settings
 
 ROOT = Path(__file__).resolve().parents[1]
+SEVEN_ROWS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 
 
 def default() -> dict:
@@ -18,10 +27,17 @@ def default() -> dict:
 def test_the_committed_params_resolve_to_the_seven_row_ladder():
     p = load(ROOT / "params.yaml")
     rows = p.rows(vocab_size=50)
-    assert [r.label for r in rows] == ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias",
-                                       "+ GQA (kv=2)", "+ QK-norm"]
+    assert [r.label for r in rows] == SEVEN_ROWS
     assert rows[0].config.n_kv_head == rows[0].config.n_head          # empty baseline n_kv_head: multi-head
     assert len(p.seeds) == 3
+
+
+def test_the_committed_corpus_and_report_sections_are_valid():
+    raw = default()
+    generate_settings(raw["generate"])
+    assert data_settings(raw["data"])["val_fraction"] == 0.1
+    assert tokenizer_settings(raw["tokenizer"])["kind"] == "char"
+    assert isinstance(report_settings(raw["report"]), Settings)
 
 
 @pytest.mark.parametrize("text, value", [
@@ -42,31 +58,116 @@ def with_(section: str, key: str | None, value) -> dict:
     return raw
 
 
+def one_line(call, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        call()
+    assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+# The ladder's sections: pipeline.params.parse (the plan stage).
 BAD = [
     (with_("model", "bias", "no"), "model.bias='no': must be true or false"),
     (with_("model", "norm", "batchnorm"), "model.norm='batchnorm': allowed values are layernorm, rmsnorm"),
     (with_("model", "n_kv_head", 3), "n_head must be divisible by n_kv_head"),
     (with_("model", "colour", "red"), "model.colour: unknown key"),
+    (with_("model", "head_dim", "x"), "model.head_dim='x': must be an integer or null"),
+    (with_("model", "head_dim", True), "model.head_dim=True: must be an integer or null"),
     (with_("baseline", "qk_norm", "off"), "baseline.qk_norm='off': must be true or false"),
-    (with_("ladder", None, ["norm", "warp"]), "ladder: unknown flag 'warp'"),
-    (with_("ladder", None, ["norm"]), "differ in n_kv_head, pos, mlp, bias, qk_norm"),
+    (with_("ladder", None, ["baseline", "norm", "warp"]), "ladder: unknown flag 'warp'"),
+    (with_("ladder", None, ["baseline", "norm"]), "differ in n_kv_head, pos, mlp, bias, qk_norm"),
+    (with_("ladder", None, ["norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]),
+     "ladder: must be a list that starts with baseline"),
+    (with_("ladder", None, ["norm", "baseline", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]),
+     "ladder: must be a list that starts with baseline"),
+    (with_("ladder", None, []), "ladder: must be a list that starts with baseline"),
+    (with_("ladder", None, "baseline"), "ladder: must be a list that starts with baseline"),
     (with_("seeds", None, [0, 0]), "lists a seed twice"),
     (with_("seeds", None, []), "at least one seed"),
     (with_("seeds", None, [True]), "not a non-negative integer"),
     (with_("train", "iters", "many"), "train.iters='many': must be an integer"),
     (with_("train", "device", "tpu"), "train.device='tpu': allowed values are cpu, cuda, auto"),
-    (with_("tokenizer", "kind", "words"), "tokenizer.kind='words': allowed values are char, akshara, bpe"),
-    (with_("data", "val_fraction", 1.5), "data.val_fraction=1.5"),
-    (with_("report", "confidence", 2.0), "report.confidence=2.0"),
     ({**default(), "extra": {}}, "params.extra: unknown section"),
 ]
 
 
 @pytest.mark.parametrize("raw, message", BAD, ids=[m for _, m in BAD])
 def test_each_mistake_gives_one_line_naming_the_field(raw, message):
+    one_line(lambda: parse(raw), message)
+
+
+# The corpus and report sections: checked where they are read (tokenize, generate and report stages).
+BAD_SECTIONS = [
+    (tokenizer_settings, with_("tokenizer", "kind", "words")["tokenizer"],
+     "tokenizer.kind='words': allowed values are char, akshara, bpe"),
+    (data_settings, with_("data", "val_fraction", 1.5)["data"], "data.val_fraction=1.5"),
+    (report_settings, with_("report", "confidence", 2.0)["report"], "report.confidence=2.0"),
+    (generate_settings, with_("generate", "chars", 0)["generate"], "generate.chars=0: must be an integer >= 1"),
+]
+
+
+@pytest.mark.parametrize("check, section, message", BAD_SECTIONS, ids=[m for _, _, m in BAD_SECTIONS])
+def test_each_mistake_in_a_stage_section_gives_one_line_naming_the_field(check, section, message):
+    one_line(lambda: check(section), message)
+
+
+def test_parse_reads_only_the_ladder_sections():
+    """A bad tokenizer, data or report setting is the business of the stage that reads it, not the plan's."""
+    raw = with_("tokenizer", "kind", "words")
+    raw = {**raw, "data": {**raw["data"], "val_fraction": 1.5}, "report": {**raw["report"], "confidence": 2.0}}
+    assert [r.label for r in parse(raw).rows(vocab_size=50)] == SEVEN_ROWS
+
+
+def test_the_ladder_must_start_with_baseline_and_says_so_in_one_line():
+    raw = with_("ladder", None, ["norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"])
     with pytest.raises(ConfigError) as e:
         parse(raw)
-    assert message in str(e.value) and "\n" not in str(e.value)
+    message = str(e.value)
+    assert message.startswith("ladder:") and "baseline" in message and "\n" not in message
+    # listed again after row 0, `baseline` is not a flag
+    one_line(lambda: parse(with_("ladder", None, ["baseline", "baseline", "norm"])), "ladder: unknown flag 'baseline'")
+
+
+@pytest.mark.parametrize("head_dim, head_size", [(None, 32), (16, 16), (48, 48)])
+def test_model_head_dim_takes_null_or_an_integer(head_dim, head_size):
+    p = parse(with_("model", "head_dim", head_dim))
+    rows = p.rows(vocab_size=50)
+    assert [r.label for r in rows] == SEVEN_ROWS
+    assert {r.config.head_dim for r in rows} == {head_dim}            # the baseline keeps the model's shape
+    assert {r.config.head_size for r in rows} == {head_size}
+
+
+def test_model_pos_none_is_accepted_and_resolves_the_ladder():
+    p = parse(with_("model", "pos", "none"))
+    rows = p.rows(vocab_size=50)
+    assert [r.label for r in rows] == [*SEVEN_ROWS[:2], "+ NoPE", *SEVEN_ROWS[3:]]
+    assert rows[1].config.pos == "learned" and rows[2].config.pos == "none" and rows[-1].config.pos == "none"
+
+
+def write(tmp_path: Path, raw: dict) -> Path:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_stage_gets_only_the_sections_it_names(tmp_path):
+    raw = default()
+    got = params_file.load(("report",), write(tmp_path, raw), optional=("report",))
+    assert got == {"report": raw["report"]}
+    # optional and absent: None (every report key has a default)
+    no_report = {k: v for k, v in raw.items() if k != "report"}
+    assert params_file.load(("report",), write(tmp_path, no_report), optional=("report",)) == {"report": None}
+    assert report_settings(None) == Settings()
+    # required and absent: an error
+    one_line(lambda: params_file.load(("report",), write(tmp_path, no_report)), "params: section 'report' is missing")
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_an_unknown_section_anywhere_in_the_file_is_refused(tmp_path, where):
+    raw = default()
+    raw = {"modle": {"n_layer": 2}, **raw} if where == "first" else {**raw, "modle": {"n_layer": 2}}
+    path = write(tmp_path, raw)
+    one_line(lambda: params_file.load(("report",), path, optional=("report",)), "params.modle: unknown section")
+    one_line(lambda: load(path), "params.modle: unknown section")
 
 
 def test_unreadable_yaml_is_one_line(tmp_path):
@@ -74,3 +175,5 @@ def test_unreadable_yaml_is_one_line(tmp_path):
     bad.write_text("model: [unclosed\n")
     with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML \(line 2\)"):
         load(bad)
+    with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML \(line 2\)"):
+        params_file.load(("report",), bad, optional=("report",))

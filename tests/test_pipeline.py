@@ -1,4 +1,8 @@
-"""End to end: the real `dvc` on a copy of this project in a temporary git repo, at smoke size."""
+"""End to end: the real `dvc` on a copy of this project in a temporary git repo, at smoke size.
+
+The dependency graph is tried as a contributor would: edit a folder or a param, ask `dvc status` what
+would rerun, and rerun it.
+"""
 
 import json
 import os
@@ -11,7 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modern_gpt.params import read_yaml
+from modern_gpt.core.params import read_yaml
+from modern_gpt.reporting.report import COLUMNS
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 DVC = [sys.executable, "-m", "dvc"]
@@ -19,9 +26,10 @@ ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COM
        "GIT_COMMITTER_EMAIL": "t@t", "DVC_NO_ANALYTICS": "1", "PYTHONPATH": "",
        # the stages run `python`: make it this interpreter, activated environment or not
        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+ROWS = ["baseline", "norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
-COLUMNS = ["#", "variant", "params", "Δ params", "train", "val", "bpc", "Δ val", "spread", "95% CI of Δ",
-           "verdict", "secs"]
+HEADERS = [c.header.replace("{confidence}", "95%") for c in COLUMNS]
+RUNS = {f"run@{row}-{seed}" for row in ROWS for seed in (0, 1)}
 
 SMOKE = {
     "generate": {"chars": 30000, "seed": 0},
@@ -58,16 +66,23 @@ def project_copy(tmp: Path, **overrides) -> Path:
         params[section] = {**params[section], **values} if isinstance(values, dict) else values
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     sh(["git", "init", "-q"], repo)
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-qm", "smoke"], repo)
+    commit(repo, "smoke")
     return repo
 
 
-def report_rows(repo: Path) -> list[list[str]]:
+def report_rows(repo: Path) -> list[dict[str, str]]:
+    """The ablation table's rows, each as {header: cell}."""
     lines = (repo / "reports" / "ablation.md").read_text().splitlines()
     table = [line for line in lines if line.startswith("|") and "---" not in line]
     head = next(i for i, line in enumerate(table) if line.replace(" ", "").startswith("|#|"))
-    return [[c.strip() for c in line.strip("|").split("|")] for line in table[head:]]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in table[head:]]
+    assert cells[0] == HEADERS
+    rows = []
+    for row in cells[1:]:
+        if row[0] == "#":                                   # a second table (leave one out) begins
+            break
+        rows.append(dict(zip(HEADERS, row)))
+    return rows
 
 
 def commit(repo: Path, message: str) -> None:
@@ -75,32 +90,62 @@ def commit(repo: Path, message: str) -> None:
     sh(["git", "commit", "-qm", message], repo)
 
 
+def changed_stages(repo: Path) -> set[str]:
+    return set(json.loads(sh([*DVC, "status", "--json"], repo).stdout or "{}"))
+
+
+def restore(repo: Path) -> None:
+    """Back to the committed code, params and plan; the run-cache restores any output."""
+    sh(["git", "checkout", "--", "src", "params.yaml", "configs", "dvc.lock", "reports"], repo)
+    sh([*DVC, "checkout", "-q"], repo)
+    assert changed_stages(repo) == set()
+
+
+def edit(path: Path) -> None:
+    path.write_text(path.read_text() + "\n# an edit\n")
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     repo = project_copy(tmp_path_factory.mktemp("e2e"))
     out = sh([*DVC, "repro"], repo)
-    runs = {f"{stage}@{row}-{seed}" for stage in ("train", "evaluate") for row in
-            ("norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm") for seed in (0, 1)}
-    runs |= {f"{stage}_baseline@{seed}" for stage in ("train", "evaluate") for seed in (0, 1)}
-    assert ran(out.stdout) == runs | {"generate", "tokenize", "plan", "report"}
+    assert ran(out.stdout) == RUNS | {"generate", "tokenize", "plan", "report"}
     commit(repo, "repro")
     return repo
 
 
 def test_repro_writes_the_report_with_every_row_and_column(repo):
     rows = report_rows(repo)
-    assert rows[0] == COLUMNS
-    assert [r[1] for r in rows[1:]] == [*LABELS, "floor (entropy of the corpus process)"]
-    for r in rows[1:8]:
-        assert r[2].endswith("M") and " ± " in r[5]                # params, val mean ± sd over 2 seeds
-    assert all(r[10].startswith(("**better**", "**worse**", "noise")) for r in rows[2:8])
+    assert [r["variant"] for r in rows] == [*LABELS, "floor (entropy of the corpus process)"]
+    for r in rows[:7]:
+        assert r["params"].endswith("M") and " ± " in r["val"]              # params, val mean ± sd over 2 seeds
+    assert all(r["verdict"].startswith(("**better**", "**worse**", "noise")) for r in rows[1:7])
     text = (repo / "reports" / "ablation.md").read_text()
     for key in ("corpus", "md5", "tokenizer", "model shape", "seeds", "training code", "torch", "DVC", "device"):
         assert key in text
     assert "![validation loss" in text and (repo / "reports" / "val_curves.png").stat().st_size > 1000
+    assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, 95% CI "
+                     r"\[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): (\*\*better\*\*|\*\*worse\*\*|noise)", text)
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
-    assert list(metrics) == ["baseline", "norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]
+    assert list(metrics) == ROWS
     assert all(m["n"] == 2 and m["val_mean"] > 0 for m in metrics.values())
+
+
+def test_the_report_reads_provenance_from_its_inputs(repo):
+    record = json.loads((repo / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())
+    assert record["code_md5"] and "stages/run.py" in record["code_files"]
+    assert {f.split("/")[2] for f in record["code_files"] if f.startswith("src/")} == {
+        "__init__.py", "core", "nn", "training"}
+    assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
+    plan = json.loads((repo / "configs" / "plan.json").read_text())
+    assert [r["label"] for r in plan["rows"]] == LABELS
+    assert set(json.loads((repo / "configs" / "norm.json").read_text())) == {"model", "train"}   # no display text
+
+
+def test_reported_losses_are_the_trained_weights_own(repo):
+    for row in ("baseline", "qk_norm"):
+        record = json.loads((repo / "data" / "runs" / row / "0" / "run.json").read_text())
+        assert record["val_loss"] == record["curve"][-1]["val"] and record["curve"][0]["val"] > record["val_loss"]
 
 
 def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
@@ -110,56 +155,103 @@ def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
     assert (repo / "reports" / "ablation.md").read_bytes() == before
 
 
+def test_rewording_a_label_retrains_nothing(repo):
+    labels = repo / "src" / "modern_gpt" / "pipeline" / "labels.py"
+    text = labels.read_text()
+    assert ': "RMSNorm",' in text
+    labels.write_text(text.replace(': "RMSNorm",', ': "RMS norm",'))
+    assert changed_stages(repo) == {"plan"}
+    out = sh([*DVC, "repro"], repo)
+    assert ran(out.stdout) == {"plan", "report"}
+    assert report_rows(repo)[1]["variant"] == "+ RMS norm"
+    restore(repo)
+
+
+def test_an_edit_under_reporting_reruns_only_the_report(repo):
+    edit(repo / "src" / "modern_gpt" / "reporting" / "report.py")
+    assert changed_stages(repo) == {"report"}
+    assert ran(sh([*DVC, "repro"], repo).stdout) == {"report"}
+    restore(repo)
+
+
+def test_an_edit_under_nn_retrains_every_run_and_nothing_upstream(repo):
+    edit(repo / "src" / "modern_gpt" / "nn" / "model.py")
+    assert changed_stages(repo) == RUNS | {"plan"}                   # plan sizes MLPs with the model
+    restore(repo)
+    edit(repo / "src" / "modern_gpt" / "training" / "evaluate.py")
+    assert changed_stages(repo) == RUNS | {"plan"}                   # evaluation is part of every run
+    restore(repo)
+    edit(repo / "src" / "modern_gpt" / "corpus" / "tokenizers.py")
+    assert changed_stages(repo) == {"generate", "tokenize"}
+    restore(repo)
+
+
+@pytest.mark.parametrize("setting, stages", [
+    ("generate.seed=1", {"generate"}),
+    ("data.val_fraction=0.2", {"tokenize"}),
+    ("tokenizer.kind=akshara", {"tokenize"}),
+    ("report.confidence=0.9", {"report"}),
+    ("report.overfit_rise=0.5", {"report"}),
+    ("train.iters=21", {"plan"}),
+    ("ablation.match_params=true", {"plan"}),
+])
+def test_a_params_change_is_seen_by_the_stage_that_reads_it(repo, setting, stages):
+    section, value = setting.split("=")
+    params = read_yaml(repo / "params.yaml")
+    top, key = section.split(".")
+    params[top][key] = yaml.safe_load(value)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert changed_stages(repo) == stages
+    restore(repo)
+
+
+def test_a_train_change_retrains_every_run_through_the_plan(repo):
+    sh([*DVC, "exp", "run", "-S", "train.min_lr=0.0001", "plan"], repo)
+    assert changed_stages(repo) == RUNS
+    restore(repo)
+
+
 def test_new_kv_heads_retrain_only_the_gqa_row_and_those_after_it(repo):
     out = sh([*DVC, "exp", "run", "-S", "model.n_kv_head=1"], repo)
-    retrained = {s for s in ran(out.stdout) if s.startswith(("train", "evaluate"))}
-    assert retrained == {f"{stage}@{row}-{seed}" for stage in ("train", "evaluate")
-                         for row in ("n_kv_head", "qk_norm") for seed in (0, 1)}
-    assert [r[1] for r in report_rows(repo)][6] == "+ MQA (kv=1)"
+    assert {s for s in ran(out.stdout) if s.startswith("run@")} == {
+        f"run@{row}-{seed}" for row in ("n_kv_head", "qk_norm") for seed in (0, 1)}
+    assert report_rows(repo)[5]["variant"] == "+ MQA (kv=1)"
 
     # going back to the committed params restores every result from the run-cache: no training
     sh(["git", "checkout", "params.yaml"], repo)
     out = sh([*DVC, "repro"], repo)
-    assert not {s for s in ran(out.stdout) if s.startswith(("train", "evaluate"))}
+    assert not {s for s in ran(out.stdout) if s.startswith("run@")}
     assert "is cached - skipping run" in out.stdout
-    assert [r[1] for r in report_rows(repo)][6] == "+ GQA (kv=2)"
+    assert report_rows(repo)[5]["variant"] == "+ GQA (kv=2)"
     assert sh(["git", "status", "--porcelain", "reports"], repo).stdout == ""   # the committed report again
 
 
-def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_leaves_no_stale_run(repo):
+def test_nope_is_a_row_that_a_flag_runs(repo):
+    out = sh([*DVC, "exp", "run", "-S", "model.pos=none"], repo)
+    assert {s for s in ran(out.stdout) if s.startswith("run@")} == {
+        f"run@{row}-{seed}" for row in ROWS[2:] for seed in (0, 1)}        # the pos row and every row after it
+    assert report_rows(repo)[2]["variant"] == "+ NoPE"
+    assert json.loads((repo / "configs" / "pos.json").read_text())["model"]["pos"] == "none"
+    restore(repo)
+
+
+def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(repo):
     out = sh([*DVC, "exp", "run", "-S", "seeds=[0,1,2]"], repo)
-    assert {s for s in ran(out.stdout) if s.startswith(("train", "evaluate"))} == {
-        s for s in ran(out.stdout) if s.endswith("-2") or s.endswith("@2")} and len(ran(out.stdout)) == 16
+    assert {s for s in ran(out.stdout) if s.startswith("run@")} == {f"run@{row}-2" for row in ROWS}
     assert all(m["n"] == 3 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
     out = sh([*DVC, "exp", "run", "-S", "seeds=[1]"], repo)
     assert ran(out.stdout) == {"plan", "report"}
     assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
     assert "n/a (1 seed)" in (repo / "reports" / "ablation.md").read_text()
-    assert sorted(p.name for p in (repo / "data" / "results" / "norm").iterdir()) == ["1.json"]   # no stale run
+    # the report reads the runs the plan lists, never a glob: a stray run on disk changes nothing it prints
+    stray = repo / "data" / "runs" / "norm" / "7"
+    shutil.copytree(repo / "data" / "runs" / "norm" / "1", stray)
+    assert ran(sh([*DVC, "repro"], repo).stdout) == {"report"}
+    assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
+    shutil.rmtree(stray)
     sh(["git", "checkout", "params.yaml"], repo)
     sh([*DVC, "repro"], repo)
-
-
-def changed_stages(repo: Path) -> set[str]:
-    return set(json.loads(sh([*DVC, "status", "--json"], repo).stdout))
-
-
-def test_report_code_reruns_only_the_report_and_model_code_reruns_training(repo):
-    report_py = repo / "src" / "modern_gpt" / "report.py"
-    report_py.write_text(report_py.read_text() + "\n# an edit\n")
-    assert changed_stages(repo) == {"report"}
-    out = sh([*DVC, "repro"], repo)
-    assert ran(out.stdout) == {"report"}
-    sh(["git", "checkout", "src"], repo)
-    model_py = repo / "src" / "modern_gpt" / "model.py"
-    model_py.write_text(model_py.read_text() + "\n# an edit\n")
-    changed = changed_stages(repo)
-    assert {s for s in changed if s.startswith("train")} == {
-        f"train@{r}-{s}" for r in ("norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm") for s in (0, 1)
-    } | {"train_baseline@0", "train_baseline@1"}
-    assert not {"generate", "tokenize"} & changed          # (plan imports the model, to match parameters)
-    sh(["git", "checkout", "src"], repo)
-    sh([*DVC, "repro"], repo)
+    restore(repo)
 
 
 def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
@@ -172,10 +264,55 @@ def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
     sh(["git", "checkout", "params.yaml"], repo)
 
 
+AUDIT = """
+import json, os, runpy, sys
+root, log, script = os.getcwd(), sys.argv[1], sys.argv[2]
+reads = set()
+
+def hook(event, args):
+    if event != "open" or not isinstance(args[0], (str, os.PathLike)):
+        return
+    mode, flags = args[1], args[2]
+    reading = ("r" in mode and "+" not in mode) if isinstance(mode, str) else (flags & os.O_ACCMODE) == os.O_RDONLY
+    path = os.path.realpath(args[0])
+    if reading and path.startswith(root + os.sep) and "__pycache__" not in path:
+        reads.add(os.path.relpath(path, root))
+
+sys.addaudithook(hook)
+sys.argv = sys.argv[2:]
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    with open(log, "w") as f:
+        json.dump(sorted(reads), f)
+"""
+
+
+def test_each_stage_reads_only_its_declared_deps_and_every_data_dep_it_declares(repo, tmp_path):
+    """Run one stage of each family under an audit hook (in a copy): every file it opens lies under a
+    declared dep, and every declared data dep is read (no dep that only causes reruns)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git", ".dvc"))
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    for name in ("generate", "tokenize", "plan", "run@baseline-0", "report"):
+        stage = lock[name]
+        cmd = stage["cmd"].split()
+        assert cmd[0] == "python"
+        log = tmp_path / f"{name}.json"
+        sh([sys.executable, "-c", AUDIT, str(log), *cmd[1:]], copy)
+        reads = json.loads(log.read_text())
+        deps = [d["path"] for d in stage["deps"]] + (["params.yaml"] if stage.get("params") else [])
+        stray = [r for r in reads if not any(r == d or r.startswith(d + "/") for d in deps)]
+        assert not stray, f"{name} read files it does not depend on: {stray}"
+        data_deps = [d for d in deps if not d.startswith(("src/", "stages/"))]
+        unread = [d for d in data_deps if not any(r == d or r.startswith(d + "/") for r in reads)]
+        assert not unread, f"{name} depends on files it never reads: {unread}"
+
+
 # A smaller ladder with the optional rows switched on: the A/A copy and leave-one-out.
 OPTIONS = {
     "baseline": {"norm": "layernorm", "pos": "rope", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": False},
-    "ladder": ["norm", "qk_norm"],
+    "ladder": ["baseline", "norm", "qk_norm"],
     "ablation": {"match_params": False, "aa_seeds": [5, 6], "leave_one_out": ["qk_norm"]},
 }
 
@@ -184,7 +321,7 @@ OPTIONS = {
 def options_repo(tmp_path_factory):
     repo = project_copy(tmp_path_factory.mktemp("options"), **OPTIONS)
     out = sh([*DVC, "repro"], repo)
-    assert {"train_aa@5", "train_aa@6", "train_loo@qk_norm-0", "train_loo@qk_norm-1", "evaluate_loo@qk_norm-1"} <= ran(out.stdout)
+    assert {"aa@baseline-5", "aa@baseline-6", "loo@qk_norm-0", "loo@qk_norm-1"} <= ran(out.stdout)
     commit(repo, "repro")
     return repo
 
@@ -194,11 +331,12 @@ def test_aa_and_leave_one_out_run_end_to_end(options_repo):
     assert "## A/A check" in text and "seeds 5, 6" in text
     assert "## Leave one out" in text and "| − QK-norm" in text
     configs = {p.name for p in (options_repo / "configs").glob("*.json")}
-    assert configs == {"baseline.json", "norm.json", "qk_norm.json", "loo_qk_norm.json"}
+    assert configs == {"baseline.json", "norm.json", "qk_norm.json", "loo_qk_norm.json", "plan.json"}
     loo = json.loads((options_repo / "configs" / "loo_qk_norm.json").read_text())["model"]
     assert loo["qk_norm"] is False and loo["norm"] == "rmsnorm"               # full model, one change reverted
     csv = (options_repo / "reports" / "ablation.csv").read_text()
     assert "\naa," in csv and "\nloo_qk_norm," in csv
+    assert sorted(p.name for p in (options_repo / "data" / "runs" / "baseline").iterdir()) == ["0", "1", "5", "6"]
 
 
 @pytest.mark.parametrize("tokenizer", [["tokenizer.kind=akshara"], ["tokenizer.kind=bpe", "tokenizer.vocab_size=300"]],
@@ -212,17 +350,31 @@ def test_each_tokenizer_runs_end_to_end_and_reports_bits_per_character(options_r
     text = (options_repo / "reports" / "ablation.md").read_text()
     assert f"| tokenizer | {kind}, vocabulary" in re.sub(" +", " ", text)
     rows = report_rows(options_repo)
-    bpc = [float(r[6]) for r in rows[1:4]]
-    assert all(0.5 < b < 8 for b in bpc)
+    assert all(0.5 < float(r["bpc"]) < 8 for r in rows[:3])
     assert "parameter matching" in text                                        # match_params on: sized MLPs
     assert json.loads((options_repo / "configs" / "qk_norm.json").read_text())["model"]["mlp_hidden"] > 0
     sh(["git", "checkout", "params.yaml"], options_repo)
 
 
+def test_a_diverged_run_reaches_the_report_counted_and_marked(options_repo):
+    sets = ["train.lr=100", "train.min_lr=0", "train.grad_clip=0", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+    sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    records = {row: [json.loads((options_repo / "data" / "runs" / row / f"{seed}" / "run.json").read_text())
+                     for seed in (0, 1)] for row in ("baseline", "norm", "qk_norm")}
+    diverged = {row: sum(r["diverged"] for r in runs) for row, runs in records.items()}
+    assert diverged["baseline"] >= 1                                      # lr 100 without clipping blows up
+    assert all(r["val_loss"] is None for runs in records.values() for r in runs if r["diverged"])
+    text = (options_repo / "reports" / "ablation.md").read_text()
+    assert "**Diverged:**" in text and not re.search(r"\bnan\b", text, re.IGNORECASE)
+    for r in report_rows(options_repo)[:3]:
+        n = diverged[{"Step 1 baseline": "baseline", "+ RMSNorm": "norm", "+ QK-norm": "qk_norm"}[r["variant"]]]
+        assert (f"{n}/2 diverged" in r["val"]) == (n > 0)
+    sh(["git", "checkout", "params.yaml"], options_repo)
+
+
 def test_char_tokenizer_reports_bpc_as_loss_over_ln2(repo):
-    row = report_rows(repo)[1]
-    val, bpc = float(row[5].split(" ± ")[0]), float(row[6])
-    assert bpc == pytest.approx(val / 0.6931471805599453, abs=2e-3)
+    row = report_rows(repo)[0]
+    assert float(row["bpc"]) == pytest.approx(float(row["val"].split(" ± ")[0]) / 0.6931471805599453, abs=2e-3)
 
 
 def test_a_users_corpus_folder_from_params(options_repo):

@@ -1,71 +1,138 @@
-"""The report as a function of run results: verdicts, warnings and tables, on cases built here."""
+"""The report as a function of run records: verdicts, warnings and tables, on cases built here.
+
+Table cells are read by their column's header (reporting.report.COLUMNS), never by position, so a
+moved or added column cannot silently point a check at the wrong cell.
+"""
 
 import math
 
 import pytest
 
-from modern_gpt.report import RowRuns, Settings, build, memorised, overfitting
+from modern_gpt.core.records import Point, RunRecord
+from modern_gpt.reporting.report import COLUMNS, build, markdown_table, memorised, overfitting
+from modern_gpt.reporting.results import RowResult, ladder_results, row_result
+from modern_gpt.reporting.settings import Settings, report_settings
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
+MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
+TRAIN = {"iters": 300, "batch_size": 4, "lr": 0.002, "min_lr": 0.0002, "warmup_iters": 30, "weight_decay": 0.1,
+         "grad_clip": 1.0, "eval_interval": 100, "eval_iters": 2}
 
 
 def run(seed: int, val: float | None, train: float | None = None, params: int = 100_000,
-        curve: list[float] | None = None) -> dict:
+        curve: list[float] | None = None, row: str = "r") -> RunRecord:
+    """A run record: val None is a diverged seed; the curve's last point is the final val loss by default."""
     diverged = val is None
     points = curve if curve is not None else ([] if diverged else [3.0, 2.0, val])
-    return {
-        "seed": seed, "diverged": diverged, "val_loss": val, "train_loss": None if diverged else (train or val),
-        "val_bpc": None if diverged else val / math.log(2), "params": params, "params_non_embedding": params - 5000,
-        "secs": 10.0, "curve": [{"iter": 100 * i, "train": v, "val": v} for i, v in enumerate(points)],
-    }
+    return RunRecord(
+        row=row, seed=seed, model=dict(MODEL), train=dict(TRAIN), diverged=diverged, steps=100 * len(points),
+        curve=tuple(Point(iter=100 * i, train=v, val=v) for i, v in enumerate(points)),
+        train_loss=None if diverged else (train or val), val_loss=val,
+        val_bpc=None if diverged else val / math.log(2),
+        params=params, params_non_embedding=params - 5000, secs=10.0, tokens_per_sec=1000.0,
+        device="cpu", torch="2.0.0",
+    )
 
 
-def ladder(vals: list[list[float | None]], params: list[int] | None = None, **kw) -> list[RowRuns]:
+def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: Settings = Settings(),
+           **kw) -> list[RowResult]:
+    """Rows r0, r1, ... (seed i is index i), each against the row above, at the settings' confidence."""
     params = params or [100_000] * len(vals)
-    return [RowRuns({"row": f"r{i}", "label": LABELS[i]}, [run(s, v, params=p, **kw) for s, v in enumerate(row)])
-            for i, (row, p) in enumerate(zip(vals, params))]
+    return ladder_results(
+        [(f"r{i}", LABELS[i], [run(seed, v, params=p, row=f"r{i}", **kw) for seed, v in enumerate(row)])
+         for i, (row, p) in enumerate(zip(vals, params))],
+        confidence=s.confidence, param_tolerance=s.param_tolerance)
 
 
-def table(markdown: str) -> list[list[str]]:
-    lines = [line for line in markdown.splitlines() if line.startswith("|") and ":--" not in line and "--:" not in line]
-    start = next(i for i, line in enumerate(lines) if line.replace(" ", "").startswith("|#|"))
-    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[start + 1:]]
+def report_of(vals, s: Settings = Settings(), params=None, info=None, **kw):
+    return build(ladder(vals, params, s), info or {}, s, "p.png", **kw)
+
+
+def headers(confidence: float = 0.95) -> list[str]:
+    return [c.header.replace("{confidence}", f"{confidence:.0%}") for c in COLUMNS]
+
+
+def split_row(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def tables(markdown: str, confidence: float = 0.95) -> list[list[dict[str, str]]]:
+    """Every table with the COLUMNS header, each as a list of {header: cell} rows."""
+    lines = markdown.splitlines()
+    want = headers(confidence)
+    out = []
+    for i, line in enumerate(lines):
+        if line.startswith("|") and split_row(line) == want:
+            body = []
+            for row in lines[i + 2:]:                                  # skip the alignment line
+                if not row.startswith("|"):
+                    break
+                cells = split_row(row)
+                assert len(cells) == len(want), row
+                body.append(dict(zip(want, cells)))
+            out.append(body)
+    return out
+
+
+def table(markdown: str, confidence: float = 0.95) -> list[dict[str, str]]:
+    """The ladder's table (the first with the COLUMNS header)."""
+    found = tables(markdown, confidence)
+    assert found, "no table with the COLUMNS header"
+    return found[0]
+
+
+CI = "95% CI of Δ"
 
 
 def test_clear_effects_are_called_and_noise_is_not():
-    rows = ladder([[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]])
-    report = build(rows, {"corpus": "x"}, Settings(), "plot.png")
+    report = report_of([[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]], info={"corpus": "x"})
     body = table(report.markdown)
-    assert [r[1] for r in body] == LABELS
-    assert body[1][10].startswith("noise") and body[2][10] == "**better**"
-    assert body[2][7] == "-0.2017" and body[2][8] == "0.0200"              # paired effect, larger range
+    assert [r["variant"] for r in body] == LABELS
+    assert [r["#"] for r in body] == ["0", "1", "2"]
+    assert body[1]["verdict"].startswith("noise") and body[2]["verdict"] == "**better**"
+    assert body[2]["Δ val"] == "-0.2017" and body[2]["spread"] == "0.0200"   # paired effect, larger range
+    assert body[0]["Δ val"] == "" and body[0]["verdict"] == "" and body[0][CI] == ""
     assert "**Rule.**" in report.markdown and "seeds won't resolve" in report.markdown   # rule and footnote
     assert report.metrics["r2"] == {"val_mean": 1.81, "val_sd": 0.01, "n": 3}
 
 
 def test_a_noise_row_says_how_many_seeds_would_resolve_it():
-    rows = ladder([[2.00, 2.03, 2.06], [1.95, 1.99, 2.02], [1.95, 1.99, 2.02]])
-    c = build(rows, {}, Settings(), "p.png").table[1]
+    vals = [[2.00, 2.03, 2.06], [1.95, 1.99, 2.02], [1.95, 1.99, 2.02]]
+    c = report_of(vals).table[1]
     assert c["verdict"] == "noise"
-    body = table(build(rows, {}, Settings(), "p.png").markdown)
-    assert body[1][10] in ("noise (seeds won't resolve)", f"noise (~{c['seeds_needed']} seeds)")
+    body = table(report_of(vals).markdown)
+    assert body[1]["verdict"] in ("noise (seeds won't resolve)", f"noise (~{c['seeds_needed']} seeds)")
 
 
 def test_one_seed_gives_no_verdicts_and_says_so():
-    report = build(ladder([[2.0], [1.5], [1.4]]), {}, Settings(), "p.png")
+    report = report_of([[2.0], [1.5], [1.4]])
     assert "**One seed: no verdicts.**" in report.markdown
-    assert {r[10] for r in table(report.markdown)[1:]} == {"n/a (1 seed)"}
+    assert {r["verdict"] for r in table(report.markdown)[1:]} == {"n/a (1 seed)"}
 
 
 def test_a_diverged_seed_is_counted_excluded_and_marked():
-    rows = ladder([[2.0, 2.01, 2.02], [2.0, None, 2.02], [1.5, 1.51, 1.52]])
-    report = build(rows, {}, Settings(), "p.png")
+    report = report_of([[2.0, 2.01, 2.02], [2.0, None, 2.02], [1.5, 1.51, 1.52]])
     body = table(report.markdown)
-    assert body[1][5] == "2.0100 ± 0.0141 (1/3 diverged)"                  # mean of the finite seeds, marked
+    assert body[1]["val"] == "2.0100 ± 0.0141 (1/3 diverged)"              # mean of the finite seeds, marked
     assert "**Diverged:** + RMSNorm (1/3)" in report.markdown
     assert " nan" not in report.markdown.lower()
-    all_diverged = build(ladder([[2.0, 2.1], [None, None], [1.5, 1.6]]), {}, Settings(), "p.png")
-    assert table(all_diverged.markdown)[1][5] == "2/2 diverged"
+    all_diverged = report_of([[2.0, 2.1], [None, None], [1.5, 1.6]])
+    assert table(all_diverged.markdown)[1]["val"] == "2/2 diverged"
+
+
+def test_a_diverged_seed_is_counted_in_the_csv_rows():
+    report = report_of([[2.0, 2.01, 2.02], [2.0, None, 2.02], [1.5, 1.51, 1.52]])
+    base, norm, rope = report.table
+    assert (base["row"], base["n"], base["diverged"]) == ("r0", 3, 0)
+    assert (norm["row"], norm["n"], norm["diverged"]) == ("r1", 2, 1)
+    assert (rope["row"], rope["n"], rope["diverged"]) == ("r2", 3, 0)
+    assert norm["val_mean"] == pytest.approx(2.01) and norm["val_sd"] == pytest.approx(math.sqrt(2) / 100)
+    assert norm["d_val"] == pytest.approx(0.0)                               # paired on seeds 0 and 2 only
+    assert report.metrics["r1"] == {"val_mean": 2.01, "val_sd": 0.01414, "n": 2}
+    # every seed diverged: counted, no mean, no verdict against it
+    none = report_of([[2.0, 2.1], [None, None], [1.5, 1.6]]).table[1]
+    assert (none["n"], none["diverged"], none["val_mean"], none["d_val"]) == (0, 2, None, None)
+    assert none["verdict"] == "n/a (1 seed)"
 
 
 def test_memorising_runs_are_flagged():
@@ -88,45 +155,119 @@ def test_an_overfitting_curve_is_flagged():
 
 
 def test_unequal_parameters_are_marked():
-    rows = ladder([[2.0, 2.1], [1.9, 2.0], [1.8, 1.9]], params=[100_000, 101_000, 120_000])
-    report = build(rows, {}, Settings(), "p.png")
+    report = report_of([[2.0, 2.1], [1.9, 2.0], [1.8, 1.9]], params=[100_000, 101_000, 120_000])
     body = table(report.markdown)
-    assert body[1][3] == "+1,000" and body[2][3] == "+19,000 ≠"
+    assert body[0]["Δ params"] == "" and body[0]["params"] == "0.100M"
+    assert body[1]["Δ params"] == "+1,000" and body[2]["Δ params"] == "+19,000 ≠"
+    assert body[2]["params"] == "0.120M"
     assert "**Unequal parameters** (marked ≠): + RoPE" in report.markdown
+    assert [r["d_params"] for r in report.table] == [None, 1000, 19000]
 
 
 def test_no_warning_on_a_healthy_ladder():
-    report = build(ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]]), {}, Settings(), "p.png")
+    report = report_of([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
     for word in ("Memorised", "Overfitting", "Unequal", "Diverged", "One seed"):
         assert word not in report.markdown
 
 
 def test_floor_row_and_aa_and_leave_one_out_sections():
     rows = ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
-    aa = RowRuns({"row": "baseline", "label": "Step 1 baseline"}, [run(s, v) for s, v in zip((10, 11, 12), (1.205, 1.215, 1.2))])
-    loo = [RowRuns({"row": "loo_norm", "label": "− RMSNorm"}, [run(s, v) for s, v in enumerate((1.2, 1.21, 1.22))])]
+    aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.205, 1.215, 1.2))],
+                    rows[0])
+    loo = [row_result("loo_norm", "− RMSNorm", [run(s, v) for s, v in enumerate((1.2, 1.21, 1.22))], rows[-1])]
     report = build(rows, {}, Settings(floor=0.8), "p.png", aa=aa, loo=loo)
     body = table(report.markdown)
-    assert body[3][1] == "floor (entropy of the corpus process)" and body[3][6] == f"{0.8 / math.log(2):.3f}"
+    assert body[3]["variant"] == "floor (entropy of the corpus process)"
+    assert body[3]["bpc"] == f"{0.8 / math.log(2):.3f}" and body[3]["val"] == "0.8000" and body[3]["#"] == ""
     assert "## A/A check" in report.markdown and "As it must be" in report.markdown
     assert "## Leave one out" in report.markdown
-    assert {e["row"] for e in report.extra} == {"aa", "loo_norm"}
-    loo_row = next(e for e in report.extra if e["row"] == "loo_norm")
+    assert [e["row"] for e in report.table] == ["r0", "r1", "r2", "aa", "loo_norm"]
+    loo_row = next(e for e in report.table if e["row"] == "loo_norm")
     assert loo_row["verdict"] == "worse"                                     # reverting RMSNorm hurts: it helps
+    ladder_table, loo_table = tables(report.markdown)
+    assert ladder_table == body
+    assert [r["variant"] for r in loo_table] == ["full model", "− RMSNorm"]
+    assert loo_table[0]["verdict"] == "" and loo_table[1]["verdict"] == "**worse**"
 
 
 def test_an_aa_check_that_finds_a_difference_says_to_distrust_the_verdicts():
     rows = ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
-    aa = RowRuns({"row": "baseline", "label": "Step 1 baseline"}, [run(s, v) for s, v in zip((10, 11, 12), (1.5, 1.51, 1.52))])
+    aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.5, 1.51, 1.52))],
+                    rows[0])
     assert "treat every verdict above with suspicion" in build(rows, {}, Settings(), "p.png", aa=aa).markdown
 
 
 def test_the_same_results_give_the_same_bytes():
-    rows = ladder([[2.0, 2.01, 2.02], [2.005, 2.012, 2.018], [1.8, 1.81, 1.82]])
-    assert build(rows, {"a": "b"}, Settings(), "p.png").markdown == build(rows, {"a": "b"}, Settings(), "p.png").markdown
+    vals = [[2.0, 2.01, 2.02], [2.005, 2.012, 2.018], [1.8, 1.81, 1.82]]
+    assert report_of(vals, info={"a": "b"}).markdown == report_of(vals, info={"a": "b"}).markdown
 
 
 @pytest.mark.parametrize("confidence", [0.9, 0.99])
 def test_the_stated_confidence_is_the_one_used(confidence):
-    report = build(ladder([[2.0, 2.01, 2.02], [1.8, 1.81, 1.83], [1.8, 1.81, 1.82]]), {}, Settings(confidence=confidence), "p.png")
+    report = report_of([[2.0, 2.01, 2.02], [1.8, 1.81, 1.83], [1.8, 1.81, 1.82]], Settings(confidence=confidence))
     assert f"{confidence:.0%} CI of Δ" in report.markdown and f"its {confidence:.0%} paired t-interval" in report.markdown
+    assert table(report.markdown, confidence)                             # the header is COLUMNS' at this confidence
+
+
+def test_the_full_model_line_states_the_numbers_of_report_full():
+    # diffs from the baseline -0.20, -0.20, -0.19: mean -0.59/3, sd sqrt(1/3)/100, t(0.975, 2) = 4.302653
+    report = report_of([[2.00, 2.01, 2.02], [1.90, 1.92, 1.93], [1.80, 1.81, 1.83]],
+                       params=[100_000, 101_000, 120_000])
+    line = next(x for x in report.markdown.splitlines() if x.startswith("**Full model against the baseline:**"))
+    assert line == ("**Full model against the baseline:** Δ val -0.1967 (spread 0.0300, 95% CI [-0.2110, -0.1823]): "
+                    "**better**; params 0.100M → 0.120M.")
+    full = report.full
+    half = 4.302653 * (math.sqrt(1 / 3) / 100) / math.sqrt(3)
+    assert full.effect == pytest.approx(-0.59 / 3) and full.spread == pytest.approx(0.03)
+    assert full.ci_low == pytest.approx(-0.59 / 3 - half, abs=1e-6)
+    assert full.ci_high == pytest.approx(-0.59 / 3 + half, abs=1e-6)
+    assert full.verdict == "better" and full.confidence == 0.95 and full.n_pairs == 3
+    # the line is report.full, formatted
+    assert (f"Δ val {full.effect:+.4f} (spread {full.spread:.4f}, 95% CI [{full.ci_low:+.4f}, {full.ci_high:+.4f}]): "
+            f"**{full.verdict}**;") in line
+    noise = report_of([[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [2.001, 2.013, 2.019]])
+    assert noise.full.verdict == "noise"
+    assert f"): noise (~{noise.full.seeds_needed} seeds); params" in noise.markdown \
+        or "): noise (seeds won't resolve); params" in noise.markdown
+
+
+# diffs -0.05, -0.03, -0.07 (sd 0.02): effect 0.05 > spread 0.03; the 90% interval is
+# -0.05 ± 2.920 * 0.02 / sqrt(3) = ±0.034 (excludes zero), the 99% one ±9.925 * 0.02 / sqrt(3) = ±0.115 (does not)
+BETTER_AT_90 = [[2.00, 2.01, 2.02], [1.95, 1.98, 1.95]]
+
+
+@pytest.mark.parametrize("confidence, verdict", [(0.9, "better"), (0.99, "noise")])
+def test_report_confidence_changes_the_verdict_itself(confidence, verdict):
+    s = report_settings({"confidence": confidence})
+    assert s.confidence == confidence
+    report = report_of(BETTER_AT_90, s)
+    row = table(report.markdown, confidence)[1]
+    csv = report.table[1]
+    assert csv["verdict"] == verdict and report.full.verdict == verdict
+    assert csv["d_val"] == pytest.approx(-0.05) and csv["spread"] == pytest.approx(0.03)
+    assert row["Δ val"] == "-0.0500" and row["spread"] == "0.0300"
+    if verdict == "better":
+        assert row["verdict"] == "**better**" and csv["seeds_needed"] == 0
+        assert csv["ci_high"] < 0 and row[f"{confidence:.0%} CI of Δ"] == "[-0.0837, -0.0163]"
+    else:
+        assert row["verdict"].startswith("noise") and csv["seeds_needed"] != 0
+        assert csv["ci_low"] < 0 < csv["ci_high"] and row[f"{confidence:.0%} CI of Δ"] == "[-0.1646, +0.0646]"
+    assert f"): {row['verdict']}; params" in report.markdown                  # the full-model line agrees
+
+
+def test_columns_are_declared_once_and_are_the_table_header():
+    names = [c.header for c in COLUMNS]
+    assert len(names) == len(set(names))
+    assert {c.align for c in COLUMNS} <= {"left", "right"}
+    rows = ladder([[2.0, 2.01], [1.9, 1.91]])
+    for confidence in (0.9, 0.95, 0.99):
+        text = markdown_table([(str(i), r) for i, r in enumerate(rows)], confidence)
+        header = split_row(text.splitlines()[0])
+        assert header == headers(confidence)
+        assert f"{confidence:.0%} CI of Δ" in header and not any("{" in h for h in header)
+        assert len(text.splitlines()) == 2 + len(rows)
+    # extra rows are keyed by the same headers; a header it does not give stays blank
+    text = markdown_table([], 0.95, [{"variant": "floor", "bpc": "1.000"}])
+    (row,) = [dict(zip(headers(), split_row(x))) for x in text.splitlines()[2:]]
+    assert row["variant"] == "floor" and row["bpc"] == "1.000"
+    assert all(v == "" for k, v in row.items() if k not in ("variant", "bpc"))

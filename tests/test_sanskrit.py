@@ -1,5 +1,7 @@
-"""Tests of the synthetic Sanskrit corpus generator (modern_gpt.sanskrit)."""
+"""Tests of the synthetic Sanskrit corpus generator (modern_gpt.corpus.sanskrit) and of the
+akṣara segmentation (modern_gpt.corpus.akshara)."""
 
+import ast
 import math
 import random
 import unicodedata
@@ -7,7 +9,10 @@ from collections import Counter
 
 import pytest
 
-from modern_gpt import sanskrit as S
+from modern_gpt.corpus import akshara
+from modern_gpt.corpus import sanskrit as S
+from modern_gpt.corpus.akshara import aksharas
+from modern_gpt.corpus.sanskrit import lexicon, probability, process
 
 
 # Two tiny grammars whose every sentence can be enumerated. Between them they exercise
@@ -92,9 +97,9 @@ PRONOUN = {"अहम्": (1, "sg"), "आवाम्": (1, "du"), "वयम�
 
 
 def test_subject_verb_agreement_and_transitivity():
-    rng, g = random.Random(5), S.DEFAULT_GRAMMAR
-    classes = dict(g.nouns)
-    transitive = {stem for stem, t in g.verbs if t}
+    rng, g = random.Random(5), process.DEFAULT_GRAMMAR
+    classes = dict(g.lexicon.nouns)
+    transitive = {stem for stem, t in g.lexicon.verbs if t}
     seen_persons = set()
     for _ in range(1000):
         s = S.sample_sentence(rng)
@@ -140,7 +145,7 @@ def test_exact_log_prob_normalises_on_tiny_grammars(tiny_dists):
         assert abs(sum(dist.values()) - 1) < 1e-9  # brute force covers the whole process
         total = 0.0
         for sentence, p in dist.items():
-            lp = g.sentence_log_prob(sentence)
+            lp = S.sentence_log_prob(sentence, g)
             assert abs(lp - math.log(p)) < 1e-9, sentence
             total += math.exp(lp)
         assert abs(total - 1) < 1e-9
@@ -149,19 +154,19 @@ def test_exact_log_prob_normalises_on_tiny_grammars(tiny_dists):
 def test_hand_computed_probabilities():
     g = tiny_a()
     # vane: subject (nom du) + adjunct (loc sg); 2!/3! orders keep the string
-    assert math.isclose(math.exp(g.sentence_log_prob("वने वने भवतः ।")),
+    assert math.isclose(math.exp(S.sentence_log_prob("वने वने भवतः ।", g)),
                         0.35 * 0.5 * 0.5 * (0.3 * 0.25) / 3)
     # with a transitive verb the second vane is also an object (acc du): two derivations
     t = 0.5 * (0.3 * 0.25) + 0.5 * 0.25 * 0.5
-    assert math.isclose(math.exp(g.sentence_log_prob("वने वने पश्यतः ।\n")),
+    assert math.isclose(math.exp(S.sentence_log_prob("वने वने पश्यतः ।\n", g)),
                         0.35 * 0.5 * 0.5 * t / 3)
-    assert math.isclose(math.exp(g.sentence_log_prob("पश्यामि ।")), 0.15 * 0.5 * 0.5 * 0.25)
-    assert math.isclose(math.exp(g.sentence_log_prob("पश्यामि अहम् ।")),
+    assert math.isclose(math.exp(S.sentence_log_prob("पश्यामि ।", g)), 0.15 * 0.5 * 0.5 * 0.25)
+    assert math.isclose(math.exp(S.sentence_log_prob("पश्यामि अहम् ।", g)),
                         0.15 * 0.5 * 0.5 * 0.25 / 2)
     for impossible in ["वने पश्यति ।", "पश्यामि", "पश्यामि  ।", "abc ।", "देवः पश्यति ।"[::-1]]:
-        assert g.sentence_log_prob(impossible) == -math.inf
+        assert S.sentence_log_prob(impossible, g) == -math.inf
     with pytest.raises(ValueError, match="single line"):
-        g.sentence_log_prob("पश्यामि ।\nपश्यामि ।\n")
+        S.sentence_log_prob("पश्यामि ।\nपश्यामि ।\n", g)
 
 
 def test_sampler_reports_the_marginal(tiny_dists):
@@ -169,10 +174,10 @@ def test_sampler_reports_the_marginal(tiny_dists):
         rng, counts, n = random.Random(11), Counter(), 20_000
         strictly_above = 0
         for i in range(n):
-            s = g.sample(rng)
+            s = S.sample_sentence(rng, g)
             counts[s.text] += 1
             if i < 500:
-                assert s.log_prob == g.sentence_log_prob(s.text)
+                assert s.log_prob == S.sentence_log_prob(s.text, g)
                 assert abs(s.log_prob - math.log(dist[s.text])) < 1e-9
                 assert s.log_prob >= s.derivation_log_prob - 1e-12
                 strictly_above += s.log_prob > s.derivation_log_prob + 1e-6
@@ -190,7 +195,7 @@ def test_entropy_estimate(tiny_dists):
     g, dist = tiny_dists[1]
     exact = (-sum(p * math.log(p) for p in dist.values())
              / sum(p * (len(s) + 1) for s, p in dist.items()))
-    est, se = g.entropy_per_char(4000, seed=2)
+    est, se = S.entropy_per_char(4000, seed=2, grammar=g)
     assert abs(est - exact) < 4 * se and se < 0.03 * exact
 
 
@@ -204,14 +209,58 @@ def test_entropy_counts_characters_like_the_corpus():
     assert math.isclose(h, nll / len(text), rel_tol=1e-12)
 
 
+def _sibling_imports(module) -> set[str]:
+    """The modules of this package (relative imports) that ``module``'s source imports."""
+    tree = ast.parse(open(module.__file__, encoding="utf-8").read())
+    return {node.module for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level > 0}
+
+
+def test_lexicon_process_and_probability_work_on_their_own():
+    # layering: lexicon <- process <- probability; the akshara tokenizer needs no grammar
+    assert _sibling_imports(lexicon) == set()
+    assert _sibling_imports(process) == {"lexicon"}
+    assert _sibling_imports(probability) == {"lexicon", "process"}
+    assert _sibling_imports(akshara) == set()
+    assert {n.names[0].name for n in ast.walk(ast.parse(open(akshara.__file__).read()))
+            if isinstance(n, ast.Import)} == {"re"}
+    # lexicon: word lists -> validated Devanagari forms, no probabilities
+    lex = lexicon.Lexicon({"a_m": "deva", "a_n": "vana"}, "paSya", "Bava", "ca")
+    assert lex.nouns == [("deva", "a_m"), ("vana", "a_n")]
+    assert lex.verbs == [("paSya", True), ("Bava", False)]
+    assert lex.noun_forms == [lexicon.decline("deva", "a_m"), lexicon.decline("vana", "a_n")]
+    assert lex.verb_forms[1] == lexicon.conjugate("Bava") and lex.particle_forms == ["च"]
+    assert lex.pronouns[1, "sg"] == "अहम्" and lex.pronouns[2, "pl"] == "यूयम्"
+    # process: a Grammar samples and enumerates, and holds no parser or entropy estimator
+    g = tiny_b()
+    assert isinstance(g.lexicon, lexicon.Lexicon) and g.lexicon.nouns == lex.nouns
+    assert not any(hasattr(g, a) for a in ("sentence_log_prob", "entropy_per_char", "sample"))
+    dist = g.exact_distribution()
+    assert abs(sum(dist.values()) - 1) < 1e-9
+    words, dlogp = g.sample_words(random.Random(1))
+    assert process.sentence_text(w.form for w in words) in dist
+    assert dlogp <= math.log(dist[process.sentence_text(w.form for w in words)]) + 1e-12
+    assert g.generate(300, 5) == S.generate(300, 5, g) == process.generate(300, 5, grammar=g)
+    # probability: a Parser built from the Grammar alone gives the brute-force marginals
+    parser = probability.Parser(g)
+    assert parser.grammar is g and probability.parser_for(g) is probability.parser_for(g)
+    total = 0.0
+    for sentence, p in dist.items():
+        lp = parser.log_prob(sentence)
+        assert abs(lp - math.log(p)) < 1e-9 and lp == probability.sentence_log_prob(sentence, g)
+        total += math.exp(lp)
+    assert abs(total - 1) < 1e-9
+    assert parser.log_prob("च ।") == -math.inf
+
+
 def test_aksharas_examples():
-    assert S.aksharas("देवान्") == ["दे", "वान्"]
-    assert S.aksharas("गच्छन्ति") == ["ग", "च्छ", "न्ति"]
-    assert S.aksharas("कन्याभिः") == ["क", "न्या", "भिः"]
-    assert S.aksharas("अहम् वृक्षेषु ।\n") == ["अ", "हम्", " ", "वृ", "क्षे", "षु", " ", "।", "\n"]
-    assert S.aksharas("अंग्रेज़ी") == ["अं", "ग्रे", "ज़ी"]  # nukta stays with its consonant
-    assert S.aksharas("हँस a1") == ["हँ", "स", " ", "a", "1"]
-    assert S.aksharas("क्") == ["क्"] and S.aksharas("") == []
+    assert aksharas("देवान्") == ["दे", "वान्"]
+    assert aksharas("गच्छन्ति") == ["ग", "च्छ", "न्ति"]
+    assert aksharas("कन्याभिः") == ["क", "न्या", "भिः"]
+    assert aksharas("अहम् वृक्षेषु ।\n") == ["अ", "हम्", " ", "वृ", "क्षे", "षु", " ", "।", "\n"]
+    assert aksharas("अंग्रेज़ी") == ["अं", "ग्रे", "ज़ी"]  # nukta stays with its consonant
+    assert aksharas("हँस a1") == ["हँ", "स", " ", "a", "1"]
+    assert aksharas("क्") == ["क्"] and aksharas("") == []
 
 
 def test_aksharas_round_trips_any_string():
@@ -221,12 +270,12 @@ def test_aksharas_round_trips_any_string():
     for _ in range(2000):
         n = rng.randrange(0, 30)
         t = "".join(chr(rng.choice(rng.choice(pools))) for _ in range(n))
-        assert "".join(S.aksharas(t)) == t
+        assert "".join(aksharas(t)) == t
     for _ in range(200):
         t = "".join(chr(rng.randrange(0, 0x110000)) for _ in range(rng.randrange(20)))
-        assert "".join(S.aksharas(t)) == t
+        assert "".join(aksharas(t)) == t
     text = S.generate(20_000, 4)
-    tokens = S.aksharas(text)
+    tokens = aksharas(text)
     assert "".join(tokens) == text
     for tok in tokens:  # every syllable starts with a consonant or an independent vowel
         assert len(tok) == 1 or "\u0904" <= tok[0] <= "\u0939"
@@ -236,12 +285,16 @@ def test_aksharas_round_trips_any_string():
     lambda: S.generate(0, 1), lambda: S.generate(-5, 1), lambda: S.generate(1.5, 1),
     lambda: S.generate(True, 1), lambda: S.generate(10, "x"),
     lambda: S.entropy_per_char(1), lambda: S.sentence_log_prob(5),
-    lambda: S.to_devanagari(None), lambda: S.aksharas(b"x"),
+    lambda: S.to_devanagari(None), lambda: aksharas(b"x"),
+    lambda: S.sample_sentence("x"), lambda: S.sentence_log_prob("x ।", grammar="g"),
     lambda: S.decline("deva", "x_q"), lambda: S.decline("deva", "A_f"),
     lambda: S.conjugate("gam"),
     lambda: S.Grammar(number_probs=(0.5, 0.5, 0.5)), lambda: S.Grammar(p_object=1.5),
     lambda: S.Grammar(case_probs={"nom": 1.0}), lambda: S.Grammar(nouns={}),
     lambda: S.Grammar(particles="", p_particle=0.5),
+    lambda: lexicon.Lexicon(nouns={}), lambda: lexicon.Lexicon(nouns="deva"),
+    lambda: lexicon.Lexicon(transitive="", intransitive=""),
+    lambda: lexicon.Lexicon(particles=["ca", "a b"]), lambda: probability.Parser(None),
 ])
 def test_bad_arguments_raise_value_error(call):
     with pytest.raises(ValueError):

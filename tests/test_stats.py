@@ -1,10 +1,10 @@
-"""Tests for modern_gpt.stats: t quantiles, seed summaries, spread-aware verdicts."""
+"""Tests for modern_gpt.reporting.stats: t quantiles, seed summaries, spread-aware verdicts."""
 
 import math
 
 import pytest
 
-from modern_gpt.stats import (
+from modern_gpt.reporting.stats import (
     NA_VERDICT, RULE, SEEDS_NEEDED_METHOD, Summary, compare, expected_range,
     seeds_needed, simulate, summarize, t_cdf, t_quantile,
 )

@@ -6,15 +6,17 @@ import unicodedata
 import pytest
 import torch
 
-from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.errors import DataError
-from modern_gpt.evaluate import score
-from modern_gpt.model import GPT
-from modern_gpt.sanskrit import generate
-from modern_gpt.text import BPETokenizer, SymbolTokenizer, fit_tokenizer, load_tokenizer, read_corpus, split_text
+from modern_gpt.core.errors import DataError
+from modern_gpt.corpus.reading import read_corpus, split_text
+from modern_gpt.corpus.sanskrit import generate
+from modern_gpt.corpus.tokenizers import BPETokenizer, SymbolTokenizer, fit_tokenizer, load_tokenizer
+from modern_gpt.nn import GPT, ModelConfig
+from modern_gpt.training.config import TrainConfig
+from modern_gpt.training.evaluate import score
 
 TEXT = generate(20_000, seed=3)
-SPECS = [{"kind": "char"}, {"kind": "akshara"}, {"kind": "bpe", "vocab_size": 300}]
+BPE = {"kind": "bpe", "vocab_size": 300}
+SPECS = [{"kind": "char"}, {"kind": "akshara"}, BPE]
 
 
 def test_a_folder_of_txt_files_is_one_corpus_in_name_order(tmp_path):
@@ -62,19 +64,19 @@ def test_aksharas_are_fewer_tokens_than_characters_and_bpe_fewer_than_bytes():
 
 def test_bpe_learns_from_the_training_split_only():
     train_text, val_text = "ab ab ba " * 200, "zyxw " * 200
-    tok = fit_tokenizer({"kind": "bpe", "vocab_size": 300}, train_text, val_text)
+    tok = fit_tokenizer(BPE, train_text, val_text)
     assert len(tok.encode(" zyxw")) > 1                                    # never merged: it was not in train
-    assert len(BPETokenizer.fit(val_text, 300).encode(" zyxw")) == 1     # it would be, had val been seen
+    assert len(BPETokenizer.fit(BPE, val_text).encode(" zyxw")) == 1     # it would be, had val been seen
 
 
 def test_bpe_is_deterministic():
     train_text, _ = split_text(TEXT, 0.1)
-    assert BPETokenizer.fit(train_text, 300).to_dict() == BPETokenizer.fit(train_text, 300).to_dict()
+    assert BPETokenizer.fit(BPE, train_text).to_dict() == BPETokenizer.fit(BPE, train_text).to_dict()
 
 
 def test_an_unknown_symbol_is_a_clear_error():
     with pytest.raises(DataError, match="'z' is not in the vocabulary"):
-        SymbolTokenizer.fit("abc").encode("abz")
+        SymbolTokenizer.fit({"kind": "char"}, "abc").encode("abz")
 
 
 def test_split_refuses_an_impossible_fraction():
@@ -90,6 +92,6 @@ def test_bits_per_character_of_a_uniform_model(spec):
     val = torch.tensor(tok.encode(val_text))
     model = GPT(ModelConfig(vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_embd=16))
     torch.nn.init.zeros_(model.lm_head.weight)                             # zero logits: uniform
-    result = score(model, TrainConfig(batch_size=4, eval_iters=2), val, val, val_chars=len(val_text), diverged=False)
+    result = score(model, TrainConfig(batch_size=4, eval_iters=2), val, val, val_chars=len(val_text))
     assert result["val_loss"] == pytest.approx(math.log(tok.vocab_size), rel=1e-5)
     assert result["val_bpc"] == pytest.approx(math.log2(tok.vocab_size) * len(val) / len(val_text), rel=1e-5)

@@ -6,13 +6,18 @@ import math
 import pytest
 import torch
 
-import modern_gpt.train as train_module
+import modern_gpt.training.loop as train_module
 from conftest import tiny_rows, toy_text
-from modern_gpt.config import TrainConfig
-from modern_gpt.data import fixed_windows, get_batch
-from modern_gpt.errors import DataError
-from modern_gpt.text import SymbolTokenizer, split_text
-from modern_gpt.train import get_lr, train
+from modern_gpt.core.errors import DataError
+from modern_gpt.core.records import RunRecord
+from modern_gpt.corpus.reading import split_text
+from modern_gpt.corpus.tokenizers import SymbolTokenizer
+from modern_gpt.nn import GPT
+from modern_gpt.training.batches import fixed_windows, get_batch
+from modern_gpt.training.config import TrainConfig
+from modern_gpt.training.evaluate import score
+from modern_gpt.training.loop import get_lr, train
+from modern_gpt.training.run import run
 
 FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
 
@@ -20,7 +25,7 @@ FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6,
 @pytest.fixture(scope="module")
 def toy():
     text = toy_text()
-    tok = SymbolTokenizer.fit(text, "char")
+    tok = SymbolTokenizer.fit({"kind": "char"}, text)
     return tok, *(torch.tensor(tok.encode(part)) for part in split_text(text, 0.1))
 
 
@@ -28,21 +33,21 @@ def toy():
 def test_every_ladder_row_learns(toy, index):
     tok, train_data, val_data = toy
     row = tiny_rows(tok.vocab_size)[index]
-    _, result = train(row.config, FAST, train_data, val_data, seed=0, progress=False)
-    first, last = result["curve"][0], result["curve"][-1]
-    assert not result["diverged"]
-    assert last["iter"] == FAST.iters and result["val_loss"] == last["val"]
-    assert first["val"] > math.log(tok.vocab_size) - 0.3            # starts near uniform
-    assert last["val"] < 0.75 * first["val"] and last["train"] < 0.75 * first["train"]
+    _, result = run(row.slug, row.config, FAST, train_data, val_data, seed=0, val_chars=len(val_data), progress=False)
+    first, last = result.curve[0], result.curve[-1]
+    assert not result.diverged
+    assert last.iter == FAST.iters
+    assert first.val > math.log(tok.vocab_size) - 0.3                # starts near uniform
+    assert last.val < 0.75 * first.val and last.train < 0.75 * first.train
 
 
 def test_same_config_and_seed_give_bit_identical_losses(toy):
     _, train_data, val_data = toy
     cfg = tiny_rows(toy[0].vocab_size)[-1].config
     runs = [train(cfg, FAST, train_data, val_data, seed=3, progress=False)[1] for _ in range(2)]
-    assert runs[0]["curve"] == runs[1]["curve"]
+    assert runs[0].curve == runs[1].curve
     other = train(cfg, FAST, train_data, val_data, seed=4, progress=False)[1]
-    assert other["curve"][-1] != runs[0]["curve"][-1]
+    assert other.curve[-1] != runs[0].curve[-1]
 
 
 def test_every_variant_sees_the_same_batches_for_a_seed(toy, monkeypatch):
@@ -85,19 +90,38 @@ def test_a_non_finite_loss_is_recorded_as_diverged_not_raised(toy, monkeypatch):
         return float("nan") if len(calls) == 4 else real_step(*args)
 
     monkeypatch.setattr(train_module, "step", exploding_step)
-    _, result = train(tiny_rows(toy[0].vocab_size)[0].config, FAST, train_data, val_data, seed=0, progress=False)
-    assert result["diverged"] and result["steps"] == 3
-    assert result["val_loss"] is None and result["train_loss"] is None
-    json.dumps(result, allow_nan=False)
+    row = tiny_rows(toy[0].vocab_size)[0]
+    _, result = run(row.slug, row.config, FAST, train_data, val_data, seed=0, val_chars=len(val_data), progress=False)
+    assert result.diverged and result.steps == 3
+    assert result.val_loss is None and result.train_loss is None and result.val_bpc is None
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
-def test_result_is_small_and_json_serialisable(toy):
+def test_the_run_record_is_small_json_and_round_trips(toy):
     _, train_data, val_data = toy
-    _, result = train(tiny_rows(toy[0].vocab_size)[0].config, FAST, train_data, val_data, seed=0, progress=False)
-    back = json.loads(json.dumps(result, allow_nan=False))
-    assert {"train_loss", "val_loss", "curve", "params", "params_non_embedding", "secs", "tokens_per_sec",
-            "diverged"} <= back.keys()
+    row = tiny_rows(toy[0].vocab_size)[0]
+    _, result = run(row.slug, row.config, FAST, train_data, val_data, seed=0, val_chars=len(val_data), progress=False)
+    back = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert RunRecord.from_dict(back) == result
     assert back["params"] > back["params_non_embedding"] > 0 and back["tokens_per_sec"] > 0
+    assert back["model"] == row.config.to_dict() and back["train"] == FAST.to_dict()
+    with pytest.raises(DataError, match="run.json: not a run record of this version"):
+        RunRecord.from_dict({k: v for k, v in back.items() if k != "val_loss"}, "run.json")
+
+
+def test_reported_losses_come_from_the_trained_weights(toy):
+    """Evaluation scores the final weights: it equals the run's own last curve point, not a fresh model."""
+    _, train_data, val_data = toy
+    row = tiny_rows(toy[0].vocab_size)[-1]
+    model, result = run(row.slug, row.config, FAST, train_data, val_data, seed=1, val_chars=2 * len(val_data),
+                        progress=False)
+    assert result.val_loss == result.curve[-1].val and result.train_loss == result.curve[-1].train
+    assert result.val_bpc == pytest.approx(result.val_loss / math.log(2) / 2)
+    torch.manual_seed(1)
+    fresh = score(GPT(row.config), FAST, train_data, val_data, val_chars=len(val_data))
+    assert fresh["val_loss"] > result.val_loss + 0.5                  # an untrained model is far worse
+    again = score(model, FAST, train_data, val_data, val_chars=len(val_data))
+    assert again["val_loss"] == result.val_loss
 
 
 def test_split_is_contiguous_and_cuts_at_a_line_break():
@@ -124,7 +148,6 @@ def test_learning_rate_warms_up_then_decays_to_min():
 
 
 def test_weight_decay_applies_to_matrices_only(toy):
-    from modern_gpt.model import GPT
     model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
     decay, no_decay = train_module.make_optimizer(model, FAST, torch.device("cpu")).param_groups
     assert all(p.dim() == 2 for p in decay["params"]) and decay["weight_decay"] == FAST.weight_decay

@@ -1,4 +1,4 @@
-"""Small file helpers shared by the stage scripts: stable JSON, atomic writes, one-line errors."""
+"""Files the stages write and read: atomic writes, stable JSON, token arrays."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import json
 import os
 import sys
 import tempfile
+from array import array
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterable
 
-from .errors import ConfigError, DataError
+from .errors import DataError
+
+assert sys.byteorder == "little" and array("i").itemsize == 4, "token files are little-endian int32"
 
 
 def write_bytes(path: str | Path, data: bytes) -> None:
@@ -38,10 +41,6 @@ def read_json(path: str | Path) -> Any:
         raise DataError(f"{path}: missing (run the stage that writes it: dvc repro)") from None
 
 
-def stage_main(main: Callable[[], None]) -> None:
-    """Run a stage: a bad setting or input prints one line and exits 2, with no traceback."""
-    try:
-        main()
-    except (ConfigError, DataError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+def token_bytes(ids: Iterable[int]) -> bytes:
+    """Token ids as little-endian int32: a plain, stable file format (training reads it back)."""
+    return array("i", ids).tobytes()

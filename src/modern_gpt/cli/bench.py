@@ -7,9 +7,10 @@ import time
 
 import torch
 
-from .config import Row, TrainConfig
-from .model import GPT
-from .train import make_optimizer, resolve_device, step
+from ..nn import GPT
+from ..pipeline.ladder import Row
+from ..training.config import TrainConfig
+from ..training.loop import make_optimizer, resolve_device, step
 
 
 def _sync(device: torch.device) -> None:

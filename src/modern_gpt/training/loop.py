@@ -10,14 +10,17 @@ from __future__ import annotations
 import math
 import sys
 import time
+from dataclasses import dataclass
 
 import torch
+from tqdm import tqdm
 
-from .config import ModelConfig, TrainConfig
-from .data import check_length, fixed_windows, get_batch
-from .errors import ConfigError
+from ..core.errors import ConfigError
+from ..core.records import Point
+from ..nn import GPT, ModelConfig
+from .batches import check_length, fixed_windows, get_batch
+from .config import TrainConfig
 from .evaluate import mean_loss
-from .model import GPT
 
 
 def resolve_device(name: str) -> torch.device:
@@ -61,30 +64,15 @@ def step(model: GPT, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch
     return loss_value
 
 
-class Progress:
-    """A one-line progress bar with the running loss on a terminal; a line per eval otherwise."""
-
-    def __init__(self, label: str, total: int, enabled: bool):
-        self.label, self.total, self.enabled = label, total, enabled
-        self.tty = enabled and sys.stderr.isatty()
-        self.last = 0.0
-
-    def step(self, it: int, loss: float) -> None:
-        now = time.perf_counter()
-        if self.tty and (now - self.last > 0.1 or it + 1 == self.total):
-            self.last = now
-            done = int(20 * (it + 1) / self.total)
-            sys.stderr.write(f"\r{self.label} [{'#' * done}{'.' * (20 - done)}] {it + 1}/{self.total} loss {loss:.4f}")
-            sys.stderr.flush()
-
-    def point(self, it: int, train: float, val: float) -> None:
-        if self.enabled and not self.tty:
-            print(f"{self.label} step {it}/{self.total}: train {train:.4f} val {val:.4f}", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+@dataclass(frozen=True)
+class Trained:
+    """What the loop measured; evaluation of the final weights is training.run's job."""
+    diverged: bool                 # a non-finite training loss stopped the run
+    steps: int
+    curve: tuple[Point, ...]
+    secs: float
+    tokens_per_sec: float
+    device: str
 
 
 def train(
@@ -96,11 +84,10 @@ def train(
     *,
     label: str = "train",
     progress: bool = True,
-) -> tuple[GPT, dict]:
-    """Train one model on one seed. Returns the model and a small JSON-serialisable result.
+) -> tuple[GPT, Trained]:
+    """Train one model on one seed. A non-finite training loss stops the run (diverged=True), never raises.
 
-    A non-finite training loss stops the run; the result then says diverged=True and its final
-    losses are None, rather than raising.
+    progress: a bar on a terminal (tqdm), else one line per loss-curve point on stderr.
     """
     check_length("train", train_data, model_cfg.block_size)
     check_length("val", val_data, model_cfg.block_size)
@@ -112,18 +99,19 @@ def train(
     train_windows = fixed_windows(train_data, model_cfg.block_size, n_eval)
     val_windows = fixed_windows(val_data, model_cfg.block_size, n_eval)
     optimizer = make_optimizer(model, train_cfg, device)
-    bar = Progress(label, train_cfg.iters, progress)
+    bar = tqdm(total=train_cfg.iters, desc=label, leave=False, disable=None if progress else True,
+               file=sys.stderr, dynamic_ncols=True)
 
     def evaluate(it: int) -> None:
-        point = {
-            "iter": it,
-            "train": mean_loss(model, train_windows, train_cfg.batch_size),
-            "val": mean_loss(model, val_windows, train_cfg.batch_size),
-        }
+        point = Point(it, mean_loss(model, train_windows, train_cfg.batch_size),
+                      mean_loss(model, val_windows, train_cfg.batch_size))
         curve.append(point)
-        bar.point(it, point["train"], point["val"])
+        if progress and bar.disable:             # not a terminal: a line per point, for logs
+            print(f"{label} step {it}/{train_cfg.iters}: train {point.train:.4f} val {point.val:.4f}",
+                  file=sys.stderr, flush=True)
+        bar.set_postfix(val=f"{point.val:.4f}", refresh=False)
 
-    curve: list[dict] = []
+    curve: list[Point] = []
     diverged, step_secs, it = False, 0.0, 0
     t0 = time.perf_counter()
     model.train()
@@ -139,23 +127,11 @@ def train(
             diverged = True
             break
         step_secs += time.perf_counter() - tick
-        bar.step(it, loss_value)
+        bar.update()
     steps_done = it if diverged else train_cfg.iters
     if not diverged:
         evaluate(steps_done)
     bar.close()
-    final = curve[-1]
-    result = {
-        "seed": seed,
-        "diverged": diverged,
-        "steps": steps_done,
-        "train_loss": None if diverged else final["train"],   # None, not NaN: stays valid JSON
-        "val_loss": None if diverged else final["val"],
-        "curve": curve,
-        "params": model.num_params(),
-        "params_non_embedding": model.num_params(non_embedding=True),
-        "secs": time.perf_counter() - t0,
-        "tokens_per_sec": steps_done * train_cfg.batch_size * model_cfg.block_size / step_secs if step_secs else 0.0,
-        "device": str(device),
-    }
-    return model, result
+    tokens = steps_done * train_cfg.batch_size * model_cfg.block_size
+    return model, Trained(diverged, steps_done, tuple(curve), time.perf_counter() - t0,
+                          tokens / step_secs if step_secs else 0.0, str(device))

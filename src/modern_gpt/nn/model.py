@@ -1,19 +1,24 @@
-"""The GPT, read top to bottom: norms → RoPE → attention → MLPs → block → GPT.
+"""The GPT, read top to bottom: norms → positions → attention → MLPs → block → GPT.
 
-Every ablation flag of `ModelConfig` is read once, at construction, as one branch. Optional pieces
-are `module if flag else None` with a single `if ... is not None` in forward.
+Each switch of `ModelConfig` is one table here, value → module (NORMS, POSITIONS, MLPS, PLACEMENTS);
+validation accepts exactly the table's keys, so a new value is one entry. Optional pieces are
+`module if flag else None` with a single `if ... is not None` in forward.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .config import ModelConfig
+if TYPE_CHECKING:
+    from .config import ModelConfig
+
+Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin, (block_size, head_size/2) each
 
 
 class RMSNorm(nn.Module):
@@ -28,13 +33,19 @@ class RMSNorm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
+NORMS = {
+    "layernorm": lambda dim, cfg: nn.LayerNorm(dim, eps=cfg.norm_eps, bias=cfg.bias),   # centre, scale, shift
+    "rmsnorm": lambda dim, cfg: RMSNorm(dim, cfg.norm_eps),                             # scale only
+}
+
+
 def make_norm(cfg: ModelConfig, dim: int) -> nn.Module:
-    if cfg.norm == "rmsnorm":
-        return RMSNorm(dim, cfg.norm_eps)
-    return nn.LayerNorm(dim, eps=cfg.norm_eps, bias=cfg.bias)
+    return NORMS[cfg.norm](dim, cfg)
 
 
-def rope_cache(head_dim: int, max_len: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+# ----------------------------------------------------------------------------------------- positions
+
+def rope_cache(head_dim: int, max_len: int, base: float) -> Rope:
     """cos and sin of position · frequency, one frequency per pair of dimensions: (max_len, head_dim/2)."""
     inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
     angles = torch.outer(torch.arange(max_len, dtype=torch.float32), inv_freq)
@@ -49,21 +60,69 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return torch.stack((x1 * c - x2 * s, x1 * s + x2 * c), dim=-1).flatten(-2).type_as(x)
 
 
+class LearnedPositions(nn.Module):
+    """Step 1: one learned vector per position, added to the token embeddings."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.table = nn.Embedding(cfg.block_size, cfg.n_embd)
+
+    def add(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.table(torch.arange(x.size(1), device=x.device))
+
+    def rope(self) -> Rope | None:
+        return None
+
+
+class RotaryPositions(nn.Module):
+    """RoPE: nothing added to the embeddings; queries and keys are rotated by position in attention."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        cos, sin = rope_cache(cfg.head_size, cfg.block_size, cfg.rope_base)
+        self.register_buffer("cos", cos, persistent=False)   # a table, not weights: not saved
+        self.register_buffer("sin", sin, persistent=False)
+
+    def add(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def rope(self) -> Rope | None:
+        return self.cos, self.sin
+
+
+class NoPositions(nn.Module):
+    """NoPE: no position signal at all; the causal mask alone lets a token tell how far in it is."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+
+    def add(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def rope(self) -> Rope | None:
+        return None
+
+
+POSITIONS = {"learned": LearnedPositions, "rope": RotaryPositions, "none": NoPositions}
+
+
+# ----------------------------------------------------------------------------------------- attention
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.n_head, self.n_kv_head, self.head_dim = cfg.n_head, cfg.n_kv_head, cfg.head_dim
-        self.q_proj = nn.Linear(cfg.n_embd, cfg.n_head * cfg.head_dim, bias=cfg.bias)
-        self.k_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * cfg.head_dim, bias=cfg.bias)  # narrower under GQA
-        self.v_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * cfg.head_dim, bias=cfg.bias)  # narrower under GQA
-        self.o_proj = nn.Linear(cfg.n_head * cfg.head_dim, cfg.n_embd, bias=cfg.bias)
-        self.q_norm = make_norm(cfg, cfg.head_dim) if cfg.qk_norm else None
-        self.k_norm = make_norm(cfg, cfg.head_dim) if cfg.qk_norm else None
+        self.n_head, self.n_kv_head, self.head_dim = cfg.n_head, cfg.n_kv_head, cfg.head_size
+        self.q_proj = nn.Linear(cfg.n_embd, cfg.n_head * self.head_dim, bias=cfg.bias)
+        self.k_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * self.head_dim, bias=cfg.bias)  # narrower under GQA
+        self.v_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * self.head_dim, bias=cfg.bias)  # narrower under GQA
+        self.o_proj = nn.Linear(cfg.n_head * self.head_dim, cfg.n_embd, bias=cfg.bias)
+        self.q_norm = make_norm(cfg, self.head_dim) if cfg.qk_norm else None
+        self.k_norm = make_norm(cfg, self.head_dim) if cfg.qk_norm else None
         self.dropout = cfg.dropout
         self.resid_dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
-        B, T, C = x.shape
+    def forward(self, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+        B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)     # (B, n_head, T, hd)
         k = self.k_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
         v = self.v_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
@@ -77,12 +136,18 @@ class Attention(nn.Module):
             q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0,
             enable_gqa=self.n_kv_head != self.n_head,
         )                                                # (B, n_head, T, hd)
-        y = y.transpose(1, 2).reshape(B, T, C)
+        y = y.transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
         return self.resid_dropout(self.o_proj(y))
 
 
+# ----------------------------------------------------------------------------------------- MLPs
+
 class MLP(nn.Module):
     """Step 1's feed-forward: 4·d hidden units (or cfg.mlp_hidden), GELU."""
+
+    @staticmethod
+    def default_hidden(cfg: ModelConfig) -> int:
+        return 4 * cfg.n_embd
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -97,16 +162,40 @@ class MLP(nn.Module):
 class SwiGLU(nn.Module):
     """A gated feed-forward: silu(gate(x)) decides how much of up(x) gets through."""
 
+    @staticmethod
+    def default_hidden(cfg: ModelConfig) -> int:
+        """2/3 of GELU's 4·d keeps the three matrices near GELU's two; rounded up to mlp_multiple."""
+        return cfg.mlp_multiple * math.ceil(int(2 / 3 * 4 * cfg.n_embd) / cfg.mlp_multiple)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        hidden = cfg.hidden
-        self.gate = nn.Linear(cfg.n_embd, hidden, bias=cfg.bias)
-        self.up = nn.Linear(cfg.n_embd, hidden, bias=cfg.bias)
-        self.down = nn.Linear(hidden, cfg.n_embd, bias=cfg.bias)
+        self.gate = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        self.up = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
+        self.down = nn.Linear(cfg.hidden, cfg.n_embd, bias=cfg.bias)
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(self.down(F.silu(self.gate(x)) * self.up(x)))
+
+
+MLPS = {"gelu": MLP, "swiglu": SwiGLU}
+
+
+# ----------------------------------------------------------------------------------------- block
+
+def pre_norm(block: Block, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+    """Today's wiring: the norm sits inside each branch; the residual stream is never normalised."""
+    x = x + block.attn(block.norm1(x), rope)
+    return x + block.mlp(block.norm2(x))
+
+
+def post_norm(block: Block, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+    """2017's wiring: normalise after each residual add."""
+    x = block.norm1(x + block.attn(x, rope))
+    return block.norm2(x + block.mlp(x))
+
+
+PLACEMENTS = {"pre": pre_norm, "post": post_norm}
 
 
 class Block(nn.Module):
@@ -115,27 +204,21 @@ class Block(nn.Module):
         self.norm1 = make_norm(cfg, cfg.n_embd)
         self.attn = Attention(cfg)
         self.norm2 = make_norm(cfg, cfg.n_embd)
-        self.mlp = SwiGLU(cfg) if cfg.mlp == "swiglu" else MLP(cfg)
-        self.post_norm = cfg.norm_placement == "post"
+        self.mlp = MLPS[cfg.mlp](cfg)
+        self.wiring = PLACEMENTS[cfg.norm_placement]
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
-        if self.post_norm:                               # 2017: normalise after each residual add
-            x = self.norm1(x + self.attn(x, rope))
-            return self.norm2(x + self.mlp(x))
-        x = x + self.attn(self.norm1(x), rope)           # pre-norm: the residual stream is never normalised
-        return x + self.mlp(self.norm2(x))
+    def forward(self, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+        return self.wiring(self, x, rope)
 
+
+# ----------------------------------------------------------------------------------------- GPT
 
 class GPT(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.n_embd)
-        self.pos_emb = nn.Embedding(cfg.block_size, cfg.n_embd) if cfg.pos == "learned" else None
-        if cfg.pos == "rope":                            # no parameters: a cos/sin table, not saved
-            cos, sin = rope_cache(cfg.head_dim, cfg.block_size, cfg.rope_base)
-            self.register_buffer("rope_cos", cos, persistent=False)
-            self.register_buffer("rope_sin", sin, persistent=False)
+        self.pos = POSITIONS[cfg.pos](cfg)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.norm_f = make_norm(cfg, cfg.n_embd)
@@ -157,22 +240,15 @@ class GPT(nn.Module):
         """All parameters (the tied token matrix once), or without the token and position tables."""
         n = sum(p.numel() for p in self.parameters())
         if non_embedding:
-            n -= self.tok_emb.weight.numel()
-            if self.pos_emb is not None:
-                n -= self.pos_emb.weight.numel()
+            n -= self.tok_emb.weight.numel() + sum(p.numel() for p in self.pos.parameters())
         return n
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
         B, T = idx.shape
         if T > self.cfg.block_size:
             raise ValueError(f"sequence length {T} exceeds block_size={self.cfg.block_size}")
-        x = self.tok_emb(idx)                            # (B, T, n_embd)
-        rope = None
-        if self.pos_emb is not None:
-            x = x + self.pos_emb(torch.arange(T, device=idx.device))
-        else:
-            rope = (self.rope_cos, self.rope_sin)
-        x = self.drop(x)
+        x = self.drop(self.pos.add(self.tok_emb(idx)))   # (B, T, n_embd)
+        rope = self.pos.rope()
         for block in self.blocks:
             x = block(x, rope)
         logits = self.lm_head(self.norm_f(x))            # (B, T, vocab_size)

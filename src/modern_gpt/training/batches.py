@@ -7,14 +7,11 @@ fixed, evenly spaced windows (so every variant and seed is scored on the same te
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import torch
 
-from .errors import DataError
-
-assert sys.byteorder == "little", "token files are little-endian int32"
+from ..core.errors import DataError
 
 
 def check_length(name: str, data: torch.Tensor, block_size: int) -> None:
@@ -48,12 +45,8 @@ def fixed_windows(data: torch.Tensor, block_size: int, n: int) -> tuple[torch.Te
     return x, y
 
 
-def tokens_to_bytes(ids: list[int] | torch.Tensor) -> bytes:
-    """Token ids as little-endian int32: a plain, stable file format."""
-    return bytes(torch.as_tensor(ids, dtype=torch.int32).contiguous().untyped_storage())
-
-
 def load_tokens(path: str | Path) -> torch.Tensor:
+    """A token file (little-endian int32, as core.files.token_bytes writes it) as a long tensor."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: missing (run the tokenize stage: dvc repro tokenize)")

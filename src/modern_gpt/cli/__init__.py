@@ -8,12 +8,15 @@ import sys
 
 import torch
 
+from ..core.errors import ConfigError, DataError
+from ..corpus.reading import read_corpus, split_text
+from ..corpus.tokenizers import SymbolTokenizer
+from ..nn import ModelConfig
+from ..pipeline.ladder import LADDER, MODERN, ladder
+from ..training.batches import check_length
+from ..training.config import TrainConfig
+from ..training.loop import resolve_device
 from . import ablate, bench
-from .config import LADDER, MODERN, ModelConfig, TrainConfig, ladder
-from .data import check_length
-from .errors import ConfigError, DataError
-from .text import SymbolTokenizer, read_corpus, split_text
-from .train import resolve_device
 
 COMMANDS = ("ablate", "bench")
 
@@ -83,7 +86,7 @@ def rows_for(settings: dict, vocab_size: int, n_kv_head: int):
 
 def bundled_corpus(smoke: bool) -> str:
     """The generated Sanskrit corpus: 2,400 characters for --smoke, else the pipeline's default size."""
-    from .sanskrit import generate
+    from ..corpus.sanskrit import generate
     return generate(SMOKE_CORPUS_CHARS if smoke else BUNDLED_CORPUS_CHARS, seed=0)
 
 
@@ -92,8 +95,9 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     if args.seeds < 1:
         raise ConfigError(f"--seeds={args.seeds}: must be at least 1")
     text = read_corpus(args.corpus) if args.corpus else bundled_corpus(args.smoke)
-    tok = SymbolTokenizer.fit(text, "char")
-    train_data, val_data = (torch.tensor(tok.encode(part)) for part in split_text(text, args.val_fraction))
+    train_text, val_text = split_text(text, args.val_fraction)
+    tok = SymbolTokenizer.fit({"kind": "char"}, train_text, val_text)
+    train_data, val_data = torch.tensor(tok.encode(train_text)), torch.tensor(tok.encode(val_text))
     rows = rows_for(settings, tok.vocab_size, args.n_kv_head)
     iters = settings["iters"]
     train_cfg = TrainConfig(
@@ -106,15 +110,9 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     print(f"device={device} vocab={tok.vocab_size} tokens={len(train_data) + len(val_data):,}")
     print()
     print(ablate.header(args.seeds), flush=True)
-    prev = None
-
-    def show(result: ablate.RowResult) -> None:
-        nonlocal prev
-        print(ablate.format_row(result, prev), flush=True)
-        prev = result
-
     # a live progress bar on a terminal; nothing extra when the output is captured
-    ablate.run(rows, train_cfg, train_data, val_data, list(range(args.seeds)), progress=sys.stderr.isatty(), on_row=show)
+    ablate.run_ladder(rows, train_cfg, train_data, val_data, list(range(args.seeds)), val_chars=len(val_text),
+                      progress=sys.stderr.isatty(), on_row=lambda r: print(ablate.format_row(r), flush=True))
 
 
 def cmd_bench(args: argparse.Namespace) -> None:

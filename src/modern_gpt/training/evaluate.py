@@ -6,7 +6,8 @@ import math
 
 import torch
 
-from .data import fixed_windows
+from .batches import fixed_windows
+from .config import TrainConfig
 
 
 @torch.no_grad()
@@ -31,15 +32,12 @@ def bits_per_char(nats_per_token: float, n_tokens: int, n_chars: int) -> float:
     return nats_per_token / math.log(2) * n_tokens / n_chars
 
 
-def score(model: torch.nn.Module, train_cfg, train_data: torch.Tensor, val_data: torch.Tensor,
-          val_chars: int, diverged: bool) -> dict:
-    """A run's final numbers on the fixed windows (the same ones the training curve used)."""
-    if diverged:
-        return {"diverged": True, "train_loss": None, "val_loss": None, "val_bpc": None}
+def score(model: torch.nn.Module, train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
+          val_chars: int) -> dict[str, float]:
+    """Train and val loss of the given weights on the fixed windows (the ones the loss curve uses), and bpc."""
     block, n = model.cfg.block_size, train_cfg.eval_iters * train_cfg.batch_size
     val_loss = mean_loss(model, fixed_windows(val_data, block, n), train_cfg.batch_size)
     return {
-        "diverged": False,
         "train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg.batch_size),
         "val_loss": val_loss,
         "val_bpc": bits_per_char(val_loss, len(val_data), val_chars),

@@ -1,4 +1,4 @@
-"""Spread-aware verdicts over seeds (standard library only, pure functions).
+"""Spread-aware verdicts over seeds (pure functions; the t distribution from scipy.stats).
 
 The rule: "Three seeds, and report the spread. If your effect is smaller than the
 spread, you do not have an effect." Losses are lower-is-better; a seed whose value
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
 from typing import Optional, Sequence
+
+from scipy.stats import t as student_t
 
 NA_VERDICT = "n/a (1 seed)"
 RULE = (
@@ -34,74 +36,21 @@ SEEDS_CAP = 100
 
 
 # ----------------------------------------------------------------------------- t quantile
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction for the regularized incomplete beta (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-15
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 100_000):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            step = d * c
-            h *= step
-        if abs(step - 1.0) < eps:
-            return h
-    raise ArithmeticError("incomplete beta continued fraction did not converge")
-
-
-def _betai(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(ln_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(ln_front) * _betacf(b, a, 1.0 - x) / b
-
-
 def t_cdf(t: float, df: float) -> float:
-    """Student-t cumulative distribution function P(T <= t) for df > 0."""
-    tail = 0.5 * _betai(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t > 0 else tail
+    """Student-t cumulative distribution function P(T <= t) for df > 0 (scipy.stats)."""
+    return float(student_t.cdf(t, df))
 
 
 @lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
-    """Student-t quantile: the t with P(T <= t) = p, for 0 < p < 1 and any df > 0.
-
-    CDF by the regularized incomplete beta (continued fraction), inverted by
-    bisection to ~1e-12 relative; df = inf gives the normal quantile.
-    """
+    """Student-t quantile: the t with P(T <= t) = p, for 0 < p < 1 and any df > 0 (inf: the normal)."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p}")
     if not df > 0:
         raise ValueError(f"df must be > 0, got {df}")
     if math.isinf(df):
         return NormalDist().inv_cdf(p)
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        lo, hi = hi, hi * 2.0
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    return float(student_t.ppf(p, df))
 
 
 # ----------------------------------------------------------------------------- summaries
@@ -290,3 +239,13 @@ def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
         better += verdict == "better"
         worse += verdict == "worse"
     return Calibration(trials=trials, better=better, worse=worse)
+
+
+def verdict_text(c: Optional[Comparison]) -> str:
+    """The verdict as every front end prints it: 'better', 'worse', 'noise (~8 seeds)',
+    "noise (seeds won't resolve)" or 'n/a (1 seed)'; '' with nothing to compare against."""
+    if c is None:
+        return ""
+    if c.verdict == "noise":
+        return f"noise (~{c.seeds_needed} seeds)" if c.seeds_needed else "noise (seeds won't resolve)"
+    return c.verdict

@@ -1,0 +1,56 @@
+"""The run record: what one training run (one row, one seed) leaves behind, typed in one place.
+
+Training writes it (data/runs/<row>/<seed>/run.json), the report and the quick command read it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import DataError
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of the loss curve: mean loss on the fixed train and val windows after `iter` steps."""
+    iter: int
+    train: float
+    val: float
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    row: str                          # the row's slug: 'baseline', 'norm', 'loo_pos', ...
+    seed: int
+    model: dict                       # the resolved model config the run trained
+    train: dict                       # the training config
+    diverged: bool                    # a non-finite training loss stopped the run
+    steps: int                        # optimiser steps done
+    curve: tuple[Point, ...]          # every eval_interval steps, and at the end
+    train_loss: float | None          # from evaluating the trained weights (None when diverged)
+    val_loss: float | None            # nats per token on the fixed validation windows
+    val_bpc: float | None             # bits per character of the validation text
+    params: int                       # all parameters (the tied token matrix once)
+    params_non_embedding: int         # without the token and position tables
+    secs: float                       # wall clock of the run, evaluation included
+    tokens_per_sec: float             # training tokens per second of optimiser steps
+    device: str
+    torch: str
+    code_md5: str = ""                # md5 over the code the run imported (pipeline runs)
+    code_files: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "run record") -> "RunRecord":
+        names = [f.name for f in dataclasses.fields(cls)]
+        required = [f.name for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if not isinstance(d, dict) or set(required) - set(d) or set(d) - set(names):
+            got = sorted(d) if isinstance(d, dict) else type(d).__name__
+            raise DataError(f"{where}: not a run record of this version (keys {got}); rerun it: dvc repro")
+        return cls(**{**d, "curve": tuple(Point(**p) for p in d["curve"]),
+                      "code_files": tuple(d.get("code_files", ()))})

@@ -1,0 +1,1 @@
+"""Reading text, tokenizers behind one small protocol, and the generated Sanskrit corpus."""

@@ -1,0 +1,88 @@
+"""The model's config: one typed field per ablation axis, validated on construction.
+
+Its defaults are the Step 1 (2017-style) GPT. The switches accept exactly the keys of the model's
+tables (NORMS, POSITIONS, MLPS, PLACEMENTS in model.py). Every check raises `ConfigError` with a
+one-line message that names the field and says what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..core.validate import check_choice, check_positive, check_types, from_dict
+from .model import MLPS, NORMS, PLACEMENTS, POSITIONS
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    # shape
+    vocab_size: int = 79           # number of distinct tokens
+    block_size: int = 32           # context length in tokens
+    n_layer: int = 2               # transformer blocks
+    n_head: int = 4                # query heads
+    n_kv_head: int = 4             # key/value heads; < n_head is grouped-query attention
+    n_embd: int = 64               # residual width
+    head_dim: int | None = None    # per-head width; null: n_embd / n_head (some models set it apart)
+    dropout: float = 0.0           # on attention weights and residual branches
+    # the ablation axes (Step 1 values; the book's modern values are in params.yaml's model:)
+    norm: str = "layernorm"        # NORMS: 'layernorm' (centre + scale + bias) | 'rmsnorm' (scale only)
+    norm_eps: float = 1e-5         # added to the variance / mean square before the square root
+    norm_placement: str = "pre"    # PLACEMENTS: 'pre' (norm inside the residual branch) | 'post' (2017)
+    pos: str = "learned"           # POSITIONS: 'learned' (a table added) | 'rope' (rotate q, k) | 'none' (NoPE)
+    rope_base: float = 10000.0     # RoPE's base; larger = slower rotations
+    mlp: str = "gelu"              # MLPS: 'gelu' (4·d hidden) | 'swiglu' (gated, 2/3·4·d hidden)
+    mlp_multiple: int = 64         # SwiGLU's hidden size is rounded up to a multiple of this
+    mlp_hidden: int = 0            # 0: the MLP's own rule; > 0: this hidden size (parameter matching)
+    bias: bool = True              # False removes every bias: projections, MLP and norms
+    qk_norm: bool = False          # normalise queries and keys per head before q·k
+
+    def __post_init__(self) -> None:
+        check_types(self)
+        check_positive(self, "vocab_size", "block_size", "n_layer", "n_head", "n_kv_head", "n_embd", "mlp_multiple")
+        check_choice("norm", self.norm, NORMS)
+        check_choice("norm_placement", self.norm_placement, PLACEMENTS)
+        check_choice("pos", self.pos, POSITIONS)
+        check_choice("mlp", self.mlp, MLPS)
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"dropout={self.dropout}: must be in [0, 1)")
+        if self.mlp_hidden < 0:
+            raise ConfigError(f"mlp_hidden={self.mlp_hidden}: must be 0 (the default rule) or a positive integer")
+        if not self.norm_eps > 0:
+            raise ConfigError(f"norm_eps={self.norm_eps}: must be > 0")
+        if not self.rope_base > 1:
+            raise ConfigError(f"rope_base={self.rope_base}: must be > 1")
+        if self.head_dim is not None and self.head_dim < 1:
+            raise ConfigError(f"head_dim={self.head_dim}: must be a positive integer, or null for n_embd / n_head")
+        if self.head_dim is None and self.n_embd % self.n_head:
+            raise ConfigError(f"n_embd={self.n_embd}, n_head={self.n_head}: n_embd must be divisible by n_head "
+                              "(or set head_dim)")
+        if self.n_head % self.n_kv_head:
+            raise ConfigError(
+                f"n_head={self.n_head}, n_kv_head={self.n_kv_head}: n_head must be divisible by n_kv_head "
+                f"(allowed n_kv_head: {', '.join(str(k) for k in range(1, self.n_head + 1) if self.n_head % k == 0)})"
+            )
+        if self.pos == "rope" and self.head_size % 2:
+            raise ConfigError(
+                f"n_embd={self.n_embd}, n_head={self.n_head}: RoPE rotates pairs of dimensions, "
+                f"so the head dim ({self.head_size}) must be even"
+            )
+
+    @property
+    def head_size(self) -> int:
+        """The per-head width attention uses: head_dim when set, else n_embd // n_head."""
+        return self.head_dim if self.head_dim is not None else self.n_embd // self.n_head
+
+    @property
+    def hidden(self) -> int:
+        """The MLP's hidden width: mlp_hidden when set, else the MLP's own rule (GELU 4·d, SwiGLU 2/3 of it)."""
+        return self.mlp_hidden or MLPS[self.mlp].default_hidden(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "model") -> "ModelConfig":
+        return from_dict(cls, d, where)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

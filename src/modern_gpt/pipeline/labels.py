@@ -1,0 +1,35 @@
+"""What a reader sees: a row's label from the change it makes. Display text only: no run depends on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (flag, value) → the change's name; anything not listed reads 'flag=value'
+NAMES: dict[tuple[str, Any], str] = {
+    ("norm", "rmsnorm"): "RMSNorm", ("norm", "layernorm"): "LayerNorm",
+    ("pos", "rope"): "RoPE", ("pos", "learned"): "learned positions", ("pos", "none"): "NoPE",
+    ("mlp", "swiglu"): "SwiGLU", ("mlp", "gelu"): "GELU",
+    ("bias", False): "no bias", ("bias", True): "bias",
+    ("qk_norm", True): "QK-norm", ("qk_norm", False): "no QK-norm",
+    ("norm_placement", "pre"): "pre-norm", ("norm_placement", "post"): "post-norm",
+}
+BASELINE = "Step 1 baseline"
+
+
+def change_name(flag: str, value: Any, n_head: int) -> str:
+    """'RMSNorm', 'GQA (kv=2)', 'MQA (kv=1)', 'multi-head', or 'flag=value'."""
+    if flag == "n_kv_head":
+        if value == n_head:
+            return "multi-head"
+        return f"{'MQA' if value == 1 else 'GQA'} (kv={value})"
+    return NAMES.get((flag, value), f"{flag}={value}")
+
+
+def row_label(flag: str, value: Any, n_head: int, changed: bool) -> str:
+    """'+ RMSNorm', or '+ QK-norm (no change)' when the flag's two values agree."""
+    return f"+ {change_name(flag, value, n_head)}" + ("" if changed else " (no change)")
+
+
+def revert_label(flag: str, value: Any, n_head: int) -> str:
+    """A leave-one-out row: the full model without this change, '− RMSNorm'."""
+    return f"− {change_name(flag, value, n_head)}"

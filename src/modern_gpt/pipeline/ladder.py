@@ -1,0 +1,66 @@
+"""The ladder: row 0 is the baseline; row k switches flag k to the model's value on top of row k-1."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any, Sequence
+
+from ..core.errors import ConfigError
+from ..nn import ModelConfig
+from .labels import BASELINE, revert_label, row_label
+
+# The book's modern design, flag by flag, and the order in which it adds the changes.
+MODERN: dict[str, Any] = dict(norm="rmsnorm", pos="rope", mlp="swiglu", bias=False, n_kv_head=2, qk_norm=True)
+LADDER: tuple[str, ...] = ("norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm")
+
+
+@dataclass(frozen=True)
+class Row:
+    slug: str            # a stage-name-safe id: 'baseline', 'norm', 'loo_pos', ...
+    label: str           # what a reader sees: 'Step 1 baseline', '+ RMSNorm', '+ GQA (kv=2)'
+    config: ModelConfig
+    changed: bool        # False when the flag's baseline and model values agree ("no change")
+
+
+def check_flags(flags: Sequence[str], where: str = "ladder") -> None:
+    known = [f.name for f in fields(ModelConfig)]
+    seen = set()
+    for flag in flags:
+        if flag not in known:
+            raise ConfigError(f"{where}: unknown flag {flag!r}; allowed flags are {', '.join(known)}")
+        if flag in seen:
+            raise ConfigError(f"{where}: flag {flag!r} is listed twice")
+        seen.add(flag)
+
+
+def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LADDER) -> list[Row]:
+    """Rows from `baseline` to `model`, one flag at a time, in the order of `flags`.
+
+    A flag whose two values agree still gets its row (marked changed=False), so a table always has
+    one row per ladder entry and the reader sees that nothing changed there.
+    """
+    check_flags(flags)
+    rows = [Row("baseline", BASELINE, baseline, True)]
+    cfg = baseline
+    for flag in flags:
+        value = getattr(model, flag)
+        changed = getattr(cfg, flag) != value
+        try:
+            cfg = dataclasses.replace(cfg, **{flag: value})
+        except ConfigError as e:
+            raise ConfigError(f"ladder row {flag!r}: {e}") from None
+        rows.append(Row(flag, row_label(flag, value, cfg.n_head, changed), cfg, changed))
+    if cfg != model:
+        diff = [f.name for f in fields(ModelConfig) if getattr(cfg, f.name) != getattr(model, f.name)]
+        raise ConfigError(
+            f"ladder: baseline and model differ in {', '.join(diff)}, which the ladder does not walk; "
+            "add them to the ladder or give the baseline the model's values"
+        )
+    return rows
+
+
+def leave_one_out(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> list[Row]:
+    """The full model with one change reverted to its baseline value, for each flag."""
+    return [Row(f"loo_{flag}", revert_label(flag, getattr(model, flag), model.n_head),
+                dataclasses.replace(model, **{flag: getattr(baseline, flag)}), True) for flag in flags]

@@ -1,0 +1,97 @@
+"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, ablation), checked strictly.
+
+The plan stage reads these and nothing else; the corpus sections are corpus/settings.py's, the
+report's is reporting/settings.py's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import params as params_file
+from ..core.errors import ConfigError
+from ..core.validate import check_keys, seed_list
+from ..nn import ModelConfig
+from ..training.config import TrainConfig
+from .ladder import Row, check_flags, ladder, leave_one_out
+
+SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "ablation")
+MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
+ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": []}
+
+
+@dataclass(frozen=True)
+class Params:
+    model: dict                       # ModelConfig fields but vocab_size
+    baseline: dict                    # the Step 1 values of the ablation flags
+    ladder: list[str]                 # the flags after the baseline, in order
+    seeds: list[int]
+    train: TrainConfig
+    ablation: dict                    # match_params, aa_seeds, leave_one_out
+
+    def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
+        """The baseline and the model under study, at the model's shape."""
+        model = ModelConfig.from_dict({**self.model, "vocab_size": vocab_size}, "model")
+        base = {**self.model, **self.baseline, "vocab_size": vocab_size}
+        if base.get("n_kv_head") is None:                       # null: plain multi-head
+            base["n_kv_head"] = model.n_head
+        return ModelConfig.from_dict(base, "baseline"), model
+
+    def rows(self, vocab_size: int) -> list[Row]:
+        """The ladder's rows for a tokenizer of `vocab_size` tokens."""
+        return ladder(*self.configs(vocab_size), self.ladder)
+
+    def leave_one_out(self, vocab_size: int) -> list[Row]:
+        return leave_one_out(*self.configs(vocab_size), self.ablation["leave_one_out"])
+
+
+def _mapping(raw: dict, name: str) -> dict:
+    value = raw[name]
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: must be a mapping, got {value!r}")
+    return value
+
+
+def parse(raw: Any) -> Params:
+    s = params_file.sections(raw, SECTIONS, optional=("ablation",))
+    model = _mapping(s, "model")
+    check_keys(model, "model", MODEL_KEYS)
+    ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
+    baseline = _mapping(s, "baseline")
+    check_keys(baseline, "baseline", MODEL_KEYS)
+
+    flags = s["ladder"]
+    if not isinstance(flags, list) or not flags or flags[0] != "baseline":
+        raise ConfigError(f"ladder: must be a list that starts with baseline (row 0), then flags; got {flags!r}")
+    flags = flags[1:]
+    check_flags(flags)
+
+    seeds = seed_list("seeds", s["seeds"])
+    if not seeds:
+        raise ConfigError("seeds: give at least one seed")
+
+    train = TrainConfig.from_dict(_mapping(s, "train"), "train")
+    ablation = {**ABLATION_DEFAULTS, **(s["ablation"] or {})}
+    check_keys(ablation, "ablation", list(ABLATION_DEFAULTS))
+    if not isinstance(ablation["match_params"], bool):
+        raise ConfigError(f"ablation.match_params={ablation['match_params']!r}: must be true or false")
+    aa = seed_list("ablation.aa_seeds", ablation["aa_seeds"])
+    if aa and (len(aa) != len(seeds) or set(aa) & set(seeds)):
+        raise ConfigError(f"ablation.aa_seeds={aa}: give {len(seeds)} seeds (as many as seeds), none of {seeds}")
+    loo = ablation["leave_one_out"]
+    if not isinstance(loo, list) or any(f not in flags for f in loo) or len(set(loo)) != len(loo):
+        raise ConfigError(f"ablation.leave_one_out={loo!r}: must list flags of the ladder ({', '.join(flags)}), "
+                          "each once")
+
+    params = Params(model=dict(model), baseline=dict(baseline), ladder=list(flags), seeds=list(seeds),
+                    train=train, ablation=ablation)
+    params.rows(vocab_size=1)                                   # the ladder must resolve, now
+    params.leave_one_out(vocab_size=1)
+    return params
+
+
+def load(path: str | Path = "params.yaml") -> Params:
+    return parse(params_file.read_yaml(path))

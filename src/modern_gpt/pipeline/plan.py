@@ -1,0 +1,39 @@
+"""The plan: every row's resolved config, and the list of runs the report reads.
+
+A run's config file holds only what training reads (model and train); labels and the row order go
+into the plan file, which no run depends on, so rewording a label retrains nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..nn import GPT
+from ..nn.model import match_mlp
+from ..training.batches import check_split_sizes
+from .ladder import Row
+from .params import Params
+
+
+def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
+    """({slug: the run config}, the plan file) for a tokenized corpus described by `meta`."""
+    rows = p.rows(meta["vocab_size"])
+    loo = p.leave_one_out(meta["vocab_size"])
+    check_split_sizes(meta["train"]["tokens"], meta["val"]["tokens"], block_size=rows[0].config.block_size)
+    if p.ablation["match_params"]:
+        target = GPT(rows[0].config).num_params(non_embedding=True)
+        rows = [rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]]
+        loo = [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in loo]
+    configs = {r.slug: {"model": r.config.to_dict(), "train": p.train.to_dict()} for r in rows + loo}
+
+    def entry(r: Row) -> dict:
+        return {"slug": r.slug, "label": r.label, "changed": r.changed}
+
+    return configs, {
+        "rows": [entry(r) for r in rows],
+        "seeds": p.seeds,
+        "aa_seeds": p.ablation["aa_seeds"],
+        "leave_one_out": [entry(r) for r in loo],
+        "match_params": p.ablation["match_params"],
+    }

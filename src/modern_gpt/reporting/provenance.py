@@ -1,0 +1,64 @@
+"""The report's provenance table: what made these numbers, read from the stages' outputs (not from params)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import PurePosixPath
+
+from .results import RowResult
+
+
+def code_line(rows: list[RowResult]) -> str:
+    """The md5 each run recorded over the code it imported, and which files those were."""
+    runs = [run for r in rows for run in r.runs]
+    md5s = sorted({run.code_md5 for run in runs if run.code_md5})
+    missing = sum(not run.code_md5 for run in runs)
+    if not md5s:
+        return "not recorded"
+    files = sorted({f for run in runs for f in run.code_files})
+    package = "src/modern_gpt/"
+    modules = [f[len(package):] for f in files if f.startswith(package)]
+    parts = sorted({m.split("/")[0] + ("/" if "/" in m else "") for m in modules})
+    where = ", ".join(f"`{f}`" for f in files if not f.startswith(package))
+    where += (" and " if where else "") + f"{len(modules)} modules in `{package}{{{','.join(parts)}}}`"
+    unrecorded = f"; {missing} of {len(runs)} runs recorded none" if missing else ""
+    if len(md5s) == 1:
+        return f"md5 `{md5s[0]}` over the {len(files)} files the runs imported: {where}{unrecorded}"
+    return (f"**{len(md5s)} different versions** (md5 {', '.join(f'`{m}`' for m in md5s)}): the runs were made by "
+            f"different code; rerun them (`dvc repro`). Files: {where}{unrecorded}")
+
+
+def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: str,
+               match_params: bool = False) -> dict[str, str]:
+    """One line per fact: corpus, split, tokenizer, shape, seeds, training, evaluation, code, software, device."""
+    first = rows[0].runs[0]
+    m, t = first.model, first.train
+    runs = [run for r in rows for run in r.runs]
+    tokens = t["iters"] * t["batch_size"] * m["block_size"]
+    c = meta["corpus"]
+    info = {
+        "corpus": f"`{c['path']}`: {c['chars']:,} characters, {c['bytes']:,} bytes, md5 `{c['md5']}`",
+        "split": f"contiguous; the last {meta['val_fraction']:.0%} validates ({meta['val']['chars']:,} characters, "
+                 f"{meta['val']['tokens']:,} tokens; train {meta['train']['tokens']:,} tokens)",
+        "tokenizer": f"{meta['tokenizer']}, vocabulary {meta['vocab_size']:,}",
+        "model shape": f"{m['n_layer']} layers, {m['n_head']} heads, {m['n_embd']} wide, context {m['block_size']}, "
+                       f"dropout {m['dropout']}",
+        "seeds": ", ".join(str(run.seed) for run in rows[0].runs),
+        "training": f"{t['iters']:,} steps × {t['batch_size']} sequences × {m['block_size']} tokens = {tokens:,} "
+                    f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); AdamW, "
+                    f"lr {t['lr']:g} → {t['min_lr']:g} (warm-up {t['warmup_iters']}, cosine), weight decay "
+                    f"{t['weight_decay']:g}, clip {t['grad_clip']:g}",
+        "evaluation": f"{t['eval_iters'] * t['batch_size']} fixed windows of {m['block_size']} tokens per split, "
+                      f"every {t['eval_interval']} steps and at the end",
+        "training code": code_line(rows),
+        "software": f"torch {', '.join(sorted({run.torch for run in runs}))}, {software}",
+        "device": ", ".join(sorted({run.device for run in runs})),
+    }
+    if match_params:
+        info["parameter matching"] = "on: MLP hidden sizes " + ", ".join(
+            f"{r.label} {r.runs[0].model['mlp_hidden'] or 'default'}" for r in rows)
+    if floor is not None:
+        info["floor"] = (f"{floor['nats_per_char']:.4f} ± {floor['se']:.4f} nats per character "
+                         f"({floor['nats_per_char'] / math.log(2):.3f} bpc): the entropy of the process that "
+                         "generated the corpus, the lowest loss any model can reach")
+    return info

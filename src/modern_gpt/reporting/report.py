@@ -1,0 +1,223 @@
+"""The Markdown report as a function of the results (no DVC, no torch): warnings, the table, the sections.
+
+Everything printed is rounded and ordered, so the same results always give the same bytes. The
+table's columns are declared once, in COLUMNS: header, alignment and how a cell reads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tabulate import tabulate
+
+from .results import RowResult
+from .settings import Settings
+from .stats import NA_VERDICT, RULE, SEEDS_NEEDED_METHOD, Comparison, Summary, compare, verdict_text
+
+LN2 = math.log(2)
+
+
+# ------------------------------------------------------------------------------------- cells
+
+def num(x: float | None, digits: int = 4, sign: bool = False) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+
+
+def mean_sd(s: Summary) -> str:
+    """'1.0427 ± 0.0003', with '(1/3 diverged)' after it, or '3/3 diverged'."""
+    if s.mean is None:
+        return f"{s.n_diverged}/{s.n} diverged"
+    text = num(s.mean) + (f" ± {num(s.sd)}" if s.sd is not None else "")
+    return text + (f" ({s.n_diverged}/{s.n} diverged)" if s.n_diverged else "")
+
+
+def millions(n: int) -> str:
+    return f"{n / 1e6:.3f}M"
+
+
+def verdict(c: Comparison | None) -> str:
+    text = verdict_text(c)
+    return f"**{text}**" if c is not None and c.verdict in ("better", "worse") else text
+
+
+def interval(c: Comparison | None) -> str:
+    return f"[{num(c.ci_low, sign=True)}, {num(c.ci_high, sign=True)}]" if c and c.ci_low is not None else ""
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str                                  # '{confidence}' is replaced by the stated confidence
+    align: str                                   # 'left' | 'right'
+    cell: Callable[[str, RowResult], str]        # (the row's number, its result) → the cell's text
+
+
+COLUMNS = [
+    Column("#", "right", lambda i, r: i),
+    Column("variant", "left", lambda i, r: r.label),
+    Column("params", "right", lambda i, r: millions(r.params)),
+    Column("Δ params", "right",
+           lambda i, r: "" if r.d_params is None else f"{r.d_params:+,}" + (" ≠" if r.unequal else "")),
+    Column("train", "right", lambda i, r: mean_sd(r.train)),
+    Column("val", "right", lambda i, r: mean_sd(r.val)),
+    Column("bpc", "right", lambda i, r: num(r.bpc.mean, 3)),
+    Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else ""),
+    Column("spread", "right", lambda i, r: num(r.vs.spread if r.vs else r.val.range)),
+    Column("{confidence} CI of Δ", "right", lambda i, r: interval(r.vs)),
+    Column("verdict", "left", lambda i, r: verdict(r.vs)),
+    Column("secs", "right", lambda i, r: f"{r.secs:.0f}"),
+]
+
+
+def markdown_table(rows: list[tuple[str, RowResult]], confidence: float,
+                   extra: list[dict[str, str]] = ()) -> str:
+    """The table of (number, result) rows, then `extra` rows given as {header: cell} (others blank).
+    Padded columns: the raw Markdown reads as a table in a pull request's diff too."""
+    body = [[c.cell(i, r) for c in COLUMNS] for i, r in rows]
+    body += [[e.get(c.header, "") for c in COLUMNS] for e in extra]
+    head = [c.header.replace("{confidence}", f"{confidence:.0%}") for c in COLUMNS]
+    return tabulate(body, headers=head, tablefmt="pipe", colalign=[c.align for c in COLUMNS], disable_numparse=True)
+
+
+def csv_row(r: RowResult) -> dict[str, Any]:
+    """One row of reports/ablation.csv: raw numbers, for `dvc plots` and anyone's own analysis."""
+    c = r.vs
+    return {
+        "row": r.slug, "variant": r.label, "params": r.params, "d_params": r.d_params,
+        "train_mean": r.train.mean, "train_sd": r.train.sd, "val_mean": r.val.mean, "val_sd": r.val.sd,
+        "n": r.val.n_finite, "diverged": r.val.n_diverged, "bpc_mean": r.bpc.mean,
+        "d_val": c.effect if c else None, "spread": c.spread if c else r.val.range,
+        "ci_low": c.ci_low if c else None, "ci_high": c.ci_high if c else None,
+        "verdict": c.verdict if c else "", "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
+    }
+
+
+# ------------------------------------------------------------------------------------- warnings
+
+def memorised(rows: list[RowResult], s: Settings) -> list[str]:
+    """Rows whose train and val loss per character are both under the threshold, or whose train
+    loss is under the corpus's floor: no model can do that without having memorised the text."""
+    out = []
+    for r in rows:
+        for run in r.runs:
+            if run.train_loss is None:
+                continue
+            train, val = run.train_loss / s.train_chars_per_token, run.val_loss / s.val_chars_per_token
+            if (train < s.memorised_below and val < s.memorised_below) or (s.floor is not None and train < s.floor):
+                out.append(r.label)
+                break
+    return out
+
+
+def overfitting(rows: list[RowResult], s: Settings) -> list[str]:
+    """'label (seed …)' for runs whose final val loss ended more than overfit_rise above its minimum."""
+    out = []
+    for r in rows:
+        seeds = [run.seed for run in r.runs if run.curve and not run.diverged
+                 and run.curve[-1].val > (1 + s.overfit_rise) * min(p.val for p in run.curve)]
+        if seeds:
+            out.append(f"{r.label} (seed {', '.join(map(str, seeds))})")
+    return out
+
+
+def warnings(rows: list[RowResult], s: Settings) -> list[str]:
+    out = []
+    if len(rows[0].runs) == 1:
+        out.append("**One seed: no verdicts.** A single run per row cannot separate a change from seed noise; "
+                   "list three or more seeds in params.yaml.")
+    if found := memorised(rows, s):
+        out.append(f"**Memorised:** {', '.join(found)}. The loss is below what the text allows "
+                   f"(train and val under {s.memorised_below:g} nats per character"
+                   + (f", or train under the corpus's floor of {s.floor:.4f}" if s.floor is not None else "")
+                   + "): once the model has memorised its corpus, every delta is noise. Use a larger corpus or "
+                   "fewer steps.")
+    if found := overfitting(rows, s):
+        out.append(f"**Overfitting:** validation loss ended more than {s.overfit_rise:.0%} above its minimum in "
+                   f"{'; '.join(found)}.")
+    if found := [r.label for r in rows if r.unequal]:
+        out.append(f"**Unequal parameters** (marked ≠): {', '.join(found)} differ from the row they are compared "
+                   f"with by more than {s.param_tolerance:.0%} in non-embedding parameters, so a capacity change "
+                   "is mixed into the effect. `ablation.match_params: true` sizes each row's MLP to match.")
+    diverged = [f"{r.label} ({r.val.n_diverged}/{r.val.n})" for r in rows if r.val.n_diverged]
+    if diverged:
+        out.append(f"**Diverged:** {', '.join(diverged)}: non-finite loss. Those seeds are left out of the means "
+                   "and of the paired comparisons, and counted in the cells.")
+    return out
+
+
+# ------------------------------------------------------------------------------------- the report
+
+@dataclass(frozen=True)
+class Report:
+    markdown: str
+    metrics: dict                 # reports/metrics.json: per row val mean, sd, n
+    table: list[dict]             # reports/ablation.csv: the ladder, then the A/A and leave-one-out rows
+    full: Comparison              # the full model against the baseline
+
+
+def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: str,
+          aa: RowResult | None = None, loo: list[RowResult] = ()) -> Report:
+    """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
+    A/A copy of the baseline (compared with it) and leave-one-out rows (compared with the full model)."""
+    stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
+    if stated - {s.confidence}:
+        raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
+    extra = []
+    if s.floor is not None:
+        extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
+                      "bpc": num(s.floor / LN2, 3)})
+    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence)
+    parts = [
+        "# Ablation: from the Step 1 GPT to the modern design",
+        "Written by `dvc repro` (stage `report`); do not edit by hand. Each row adds one change to the row above "
+        "it, at the same shape, on the same seeds and batches.",
+        "## Provenance",
+        tabulate(list(info.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        "## Ablation",
+        *warnings(rows, s),
+        f"**Rule.** {RULE.replace('95%', f'{s.confidence:.0%}')}",
+        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
+        "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
+        "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
+        "better); spread is the larger of the two rows' seed ranges (max − min). A noise row says about how many "
+        "seeds would resolve an effect of its size.¹",
+        f"**Full model against the baseline:** Δ val {num(full.effect, sign=True)} (spread {num(full.spread)}, "
+        f"{s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params {millions(rows[0].params)} → "
+        f"{millions(rows[-1].params)}.",
+    ]
+    table = [csv_row(r) for r in rows]
+    if aa is not None:
+        c = aa.vs
+        ok = c.verdict in ("noise", NA_VERDICT)
+        parts += [
+            "## A/A check",
+            f"The baseline trained again on seeds {', '.join(str(r.seed) for r in aa.runs)}, compared with the "
+            f"baseline on seeds {', '.join(str(r.seed) for r in rows[0].runs)} by the same rule: Δ val "
+            f"{num(c.effect, sign=True)}, spread {num(c.spread)}, CI {interval(c) or '–'}: {verdict(c)}. "
+            + ("As it must be: the rule calls no difference between two copies of one configuration."
+               if ok else "**The rule called a difference between two copies of one configuration: treat every "
+                          "verdict above with suspicion (seed noise is larger than the seeds here show).**"),
+        ]
+        table.append({**csv_row(aa), "row": "aa"})
+    if loo:
+        reference = RowResult(**{**rows[-1].__dict__, "label": "full model", "vs": None, "d_params": None,
+                                 "unequal": False})
+        parts += [
+            "## Leave one out",
+            "The ladder is cumulative, so a row's effect can depend on the rows before it. Here each change is "
+            "reverted alone from the full model and compared with it: **worse** means the change helps in the full "
+            "model.",
+            markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
+        ]
+        table += [csv_row(r) for r in loo]
+    parts += [
+        "## Validation curves",
+        f"![validation loss per row, mean and seed band]({plot_name})",
+        f"¹ {SEEDS_NEEDED_METHOD}",
+    ]
+    r5 = lambda x: None if x is None else round(x, 5)                      # noqa: E731
+    metrics = {r.slug: {"val_mean": r5(r.val.mean), "val_sd": r5(r.val.sd), "n": r.val.n_finite} for r in rows}
+    return Report("\n\n".join(parts) + "\n", metrics, table, full)

@@ -1,0 +1,1 @@
+"""Training: batches, the loop, losses on fixed windows, and one run from config to run record."""

@@ -1,0 +1,50 @@
+"""The training config: one typed field per knob, validated on construction (one-line errors)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..core.validate import check_choice, check_positive, check_types, from_dict
+
+DEVICES = ("cpu", "cuda", "auto")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    iters: int = 200               # optimiser steps
+    batch_size: int = 16           # sequences per step
+    lr: float = 3e-3               # peak learning rate
+    min_lr: float = 3e-4           # cosine decays to this
+    warmup_iters: int = 20         # linear warm-up steps
+    weight_decay: float = 0.1      # AdamW decay, matrices only
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float = 1.0         # max global grad norm; 0 turns clipping off
+    eval_interval: int = 50        # steps between points on the loss curve
+    eval_iters: int = 8            # fixed batches per loss estimate
+    device: str = "cpu"            # 'cpu' | 'cuda' | 'auto'
+
+    def __post_init__(self) -> None:
+        check_types(self)
+        check_positive(self, "iters", "batch_size", "eval_interval", "eval_iters")
+        if self.warmup_iters < 0 or self.warmup_iters > self.iters:
+            raise ConfigError(f"warmup_iters={self.warmup_iters}: must be between 0 and iters ({self.iters})")
+        if not self.lr > 0 or not 0 <= self.min_lr <= self.lr:
+            raise ConfigError(f"lr={self.lr}, min_lr={self.min_lr}: need lr > 0 and 0 <= min_lr <= lr")
+        for name in ("weight_decay", "grad_clip"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name}={getattr(self, name)}: must be >= 0")
+        for name in ("beta1", "beta2"):
+            if not 0 <= getattr(self, name) < 1:
+                raise ConfigError(f"{name}={getattr(self, name)}: must be in [0, 1)")
+        check_choice("device", self.device, DEVICES)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "train") -> "TrainConfig":
+        return from_dict(cls, d, where)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

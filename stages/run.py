@@ -1,0 +1,55 @@
+"""Stage run@<row>-<seed> (and aa@<seed>, loo@<flag>-<seed>): train one row's config on one seed, then evaluate it.
+
+Reads configs/<row>.json and data/tokenized/; writes data/runs/<row>/<seed>/model.pt (the weights) and
+run.json (the run record: losses of the trained weights, the loss curve, parameter counts, seconds,
+tokens per second, and the md5 of the code this process imported). One process per run: the unit
+DVC caches, restores and shares.
+"""
+
+import sys
+from pathlib import Path
+
+# Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
+# tokenize.py would shadow the standard library module of that name.
+sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
+
+import argparse
+import dataclasses
+
+import torch
+
+from modern_gpt.core.files import read_json, write_json
+from modern_gpt.core.stage import code_files, code_md5, stage_main
+from modern_gpt.nn import ModelConfig
+from modern_gpt.training.batches import load_tokens
+from modern_gpt.training.config import TrainConfig
+from modern_gpt.training.run import run
+
+PARAMS = ()                        # none: a run reads its resolved config file, which the plan stage writes
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("row", help="the row's slug: configs/<row>.json")
+    ap.add_argument("seed", type=int)
+    ap.add_argument("--configs", default="configs")
+    ap.add_argument("--data", default="data/tokenized")
+    ap.add_argument("--out", default="data/runs", help="writes <out>/<row>/<seed>/")
+    args = ap.parse_args()
+    spec = read_json(Path(args.configs) / f"{args.row}.json")
+    data = Path(args.data)
+    meta = read_json(data / "meta.json")
+    model, record = run(args.row, ModelConfig.from_dict(spec["model"]), TrainConfig.from_dict(spec["train"]),
+                        load_tokens(data / "train.bin"), load_tokens(data / "val.bin"), args.seed,
+                        val_chars=meta["val"]["chars"])
+    files = code_files(__file__, ROOT)
+    record = dataclasses.replace(record, code_md5=code_md5(files, ROOT), code_files=tuple(files))
+    out = Path(args.out) / args.row / str(args.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), out / "model.pt")
+    write_json(out / "run.json", record.to_dict())
+
+
+if __name__ == "__main__":
+    stage_main(main)

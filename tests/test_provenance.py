@@ -1,0 +1,148 @@
+"""The report's provenance table: each line from the stages' outputs (corpus meta, run records), on cases built here."""
+
+import math
+
+import pytest
+
+from modern_gpt.core.records import Point, RunRecord
+from modern_gpt.reporting.provenance import code_line, provenance
+from modern_gpt.reporting.results import RowResult, ladder_results, row_result
+
+MODEL = {"n_layer": 3, "n_head": 6, "n_embd": 96, "block_size": 48, "dropout": 0.1, "mlp_hidden": 0}
+TRAIN = {"iters": 1500, "batch_size": 8, "lr": 0.002, "min_lr": 0.0002, "warmup_iters": 50, "weight_decay": 0.1,
+         "grad_clip": 1.0, "eval_interval": 250, "eval_iters": 5}
+META = {
+    "corpus": {"path": "data/generated/sanskrit.txt", "bytes": 5_432_100, "md5": "0123456789abcdef", "chars": 2_000_000},
+    "val_fraction": 0.15,
+    "tokenizer": "akshara",
+    "vocab_size": 1234,
+    "train": {"tokens": 960_000, "chars": 1_700_000},
+    "val": {"tokens": 170_000, "chars": 300_000},
+}
+SOFTWARE = "DVC 3.50.0, Python 3.11.7"
+FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/core/records.py", "src/modern_gpt/nn/model.py",
+         "src/modern_gpt/training/loop.py", "stages/run.py")
+
+
+def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: str = "",
+           files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1") -> RunRecord:
+    return RunRecord(
+        row=row, seed=seed, model=dict(model or MODEL), train=dict(TRAIN), diverged=False, steps=TRAIN["iters"],
+        curve=(Point(0, 3.0, 3.0), Point(TRAIN["iters"], val, val)), train_loss=val, val_loss=val,
+        val_bpc=val / math.log(2), params=200_000, params_non_embedding=190_000, secs=12.0, tokens_per_sec=3000.0,
+        device=device, torch=torch, code_md5=md5, code_files=files,
+    )
+
+
+def rows_of(*runs_per_row: list[RunRecord]) -> list[RowResult]:
+    labels = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
+    return ladder_results([(runs[0].row, labels[i], runs) for i, runs in enumerate(runs_per_row)])
+
+
+def two_rows(**kw) -> list[RowResult]:
+    return rows_of([record("baseline", s, 2.0 + s / 100, **kw) for s in (3, 5, 7)],
+                   [record("norm", s, 1.9 + s / 100, **kw) for s in (3, 5, 7)])
+
+
+def test_each_line_reads_the_meta_and_the_run_records():
+    info = provenance(META, two_rows(md5="aaaabbbbcccc", files=FILES), None, SOFTWARE)
+    assert list(info) == ["corpus", "split", "tokenizer", "model shape", "seeds", "training", "evaluation",
+                          "training code", "software", "device"]
+    assert info["corpus"] == "`data/generated/sanskrit.txt`: 2,000,000 characters, 5,432,100 bytes, md5 `0123456789abcdef`"
+    assert info["split"] == ("contiguous; the last 15% validates (300,000 characters, 170,000 tokens; "
+                             "train 960,000 tokens)")                          # meta's val_fraction, not params'
+    assert info["tokenizer"] == "akshara, vocabulary 1,234"
+    assert info["model shape"] == "3 layers, 6 heads, 96 wide, context 48, dropout 0.1"
+    assert info["seeds"] == "3, 5, 7"                                          # the runs' seeds
+    # 1500 × 8 × 48 = 576,000 tokens per run, 0.60 passes over 960,000 train tokens
+    assert info["training"] == ("1,500 steps × 8 sequences × 48 tokens = 576,000 tokens per run (0.60 passes over "
+                                "the train split); AdamW, lr 0.002 → 0.0002 (warm-up 50, cosine), weight decay 0.1, "
+                                "clip 1")
+    assert info["evaluation"] == "40 fixed windows of 48 tokens per split, every 250 steps and at the end"
+    assert info["training code"].startswith("md5 `aaaabbbbcccc` over the 5 files the runs imported")
+    assert info["software"] == "torch 2.3.1, DVC 3.50.0, Python 3.11.7"
+    assert info["device"] == "cpu"
+
+
+def test_the_model_shape_comes_from_the_run_records():
+    wide = {**MODEL, "n_layer": 6, "n_embd": 192, "block_size": 128}
+    info = provenance(META, two_rows(model=wide), None, SOFTWARE)
+    assert info["model shape"] == "6 layers, 6 heads, 192 wide, context 128, dropout 0.1"
+    assert info["training"].startswith("1,500 steps × 8 sequences × 128 tokens = 1,536,000 tokens per run (1.60 passes")
+    assert info["evaluation"] == "40 fixed windows of 128 tokens per split, every 250 steps and at the end"
+
+
+def test_software_and_device_list_every_value_the_runs_recorded_once_sorted():
+    rows = rows_of([record("baseline", 0, 2.0, device="cuda", torch="2.4.0"),
+                    record("baseline", 1, 2.1, device="cpu")],
+                   [record("norm", 0, 1.9, device="cuda", torch="2.4.0"), record("norm", 1, 2.0)])
+    info = provenance(META, rows, None, SOFTWARE)
+    assert info["software"] == "torch 2.3.1, 2.4.0, DVC 3.50.0, Python 3.11.7"
+    assert info["device"] == "cpu, cuda"
+    assert info["seeds"] == "0, 1"
+
+
+def test_parameter_matching_and_floor_lines_are_optional():
+    info = provenance(META, two_rows(), None, SOFTWARE)
+    assert "parameter matching" not in info and "floor" not in info
+    matched = rows_of([record("baseline", 0, 2.0, model={**MODEL, "mlp_hidden": 0}),
+                       record("baseline", 1, 2.1, model={**MODEL, "mlp_hidden": 0})],
+                      [record("norm", 0, 1.9, model={**MODEL, "mlp_hidden": 392}),
+                       record("norm", 1, 2.0, model={**MODEL, "mlp_hidden": 392})])
+    info = provenance(META, matched, {"nats_per_char": 0.9, "se": 0.0123}, SOFTWARE, match_params=True)
+    assert info["parameter matching"] == "on: MLP hidden sizes Step 1 baseline default, + RMSNorm 392"
+    assert info["floor"] == (f"0.9000 ± 0.0123 nats per character ({0.9 / math.log(2):.3f} bpc): the entropy of "
+                             "the process that generated the corpus, the lowest loss any model can reach")
+    assert info["floor"].startswith("0.9000 ± 0.0123 nats per character (1.298 bpc)")
+    assert list(info)[-2:] == ["parameter matching", "floor"]
+
+
+def test_code_line_with_one_md5_gives_it_and_the_file_count():
+    line = code_line(two_rows(md5="aaaabbbbcccc", files=FILES))
+    assert line.startswith("md5 `aaaabbbbcccc` over the 5 files the runs imported: ")
+    assert "`stages/run.py` and 4 modules in `src/modern_gpt/{" in line
+    for folder in ("core", "nn", "training"):
+        assert folder in line.split("src/modern_gpt/{", 1)[1]
+    assert "different" not in line
+
+
+def test_code_line_counts_the_files_of_every_run_once():
+    rows = rows_of([record("baseline", 0, 2.0, md5="aaaabbbbcccc", files=FILES[:3] + FILES[-1:])],
+                   [record("norm", 0, 1.9, md5="aaaabbbbcccc", files=FILES)])
+    assert code_line(rows).startswith("md5 `aaaabbbbcccc` over the 5 files the runs imported")
+
+
+def test_code_line_says_when_the_runs_were_made_by_different_code():
+    rows = rows_of([record("baseline", 0, 2.0, md5="bbbb00000000", files=FILES),
+                    record("baseline", 1, 2.1, md5="aaaa00000000", files=FILES)],
+                   [record("norm", 0, 1.9, md5="aaaa00000000", files=FILES),
+                    record("norm", 1, 2.0, md5="aaaa00000000", files=FILES)])
+    line = code_line(rows)
+    assert line.startswith("**2 different versions** (md5 `aaaa00000000`, `bbbb00000000`)")   # sorted
+    assert "different code" in line and "dvc repro" in line
+    assert provenance(META, rows, None, SOFTWARE)["training code"] == line
+
+
+def test_code_line_without_an_md5_says_not_recorded():
+    assert code_line(two_rows()) == "not recorded"
+    assert provenance(META, two_rows(), None, SOFTWARE)["training code"] == "not recorded"
+
+
+@pytest.mark.parametrize("fraction, shown", [(0.1, "10%"), (0.05, "5%"), (0.25, "25%")])
+def test_the_split_states_the_fraction_the_tokenize_stage_used(fraction, shown):
+    info = provenance({**META, "val_fraction": fraction}, two_rows(), None, SOFTWARE)
+    assert info["split"].startswith(f"contiguous; the last {shown} validates (")
+
+
+def test_a_record_round_trips_through_its_dict():
+    r = record("baseline", 0, 2.0, md5="aaaabbbbcccc", files=FILES)
+    assert RunRecord.from_dict(r.to_dict()) == r
+
+
+def test_code_line_names_package_files_and_folders_and_counts_runs_without_a_hash():
+    files = ("stages/run.py", "src/modern_gpt/__init__.py", "src/modern_gpt/nn/model.py", "src/modern_gpt/core/files.py")
+    recorded = record("baseline", 0, 2.0, md5="aaaabbbbcccc", files=files)
+    unrecorded = record("baseline", 1, 2.0)
+    line = code_line([row_result("baseline", "Step 1 baseline", [recorded, unrecorded])])
+    assert "3 modules in `src/modern_gpt/{__init__.py,core/,nn/}`" in line
+    assert line.endswith("; 1 of 2 runs recorded none")
