@@ -60,7 +60,8 @@ def main() -> None:
     loo = [row_result(r["slug"], r["label"], records(r["slug"], seeds), rows[-1], confidence=s.confidence,
                       param_tolerance=s.param_tolerance) for r in listing["leave_one_out"]]
     software = f"DVC {version('dvc')}, Python {platform.python_version()}"
-    info = provenance(meta, rows, floor, software, match_params=listing["match_params"])
+    info = provenance(meta, rows, floor, software, match_params=listing["match_params"],
+                      hf_classes=[(r["label"], r["hf_class"]) for r in listing["rows"]])
     report = build(rows, info, s, "val_curves.png", aa=aa, loo=loo)
     out = Path(args.out)
     curve_rows = curves(rows)

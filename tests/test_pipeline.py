@@ -139,6 +139,9 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
     plan = json.loads((repo / "configs" / "plan.json").read_text())
     assert [r["label"] for r in plan["rows"]] == LABELS
+    assert [r["hf_class"] for r in plan["rows"]] == ["GPT2LMHeadModel", None, None, *["LlamaForCausalLM"] * 3,
+                                                     "Qwen3ForCausalLM"]
+    assert "LlamaForCausalLM" in (repo / "reports" / "ablation.md").read_text()
     assert set(json.loads((repo / "configs" / "norm.json").read_text())) == {"model", "train"}   # no display text
 
 

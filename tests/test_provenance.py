@@ -146,3 +146,14 @@ def test_code_line_names_package_files_and_folders_and_counts_runs_without_a_has
     line = code_line([row_result("baseline", "Step 1 baseline", [recorded, unrecorded])])
     assert "3 modules in `src/modern_gpt/{__init__.py,core/,nn/}`" in line
     assert line.endswith("; 1 of 2 runs recorded none")
+
+
+def test_the_hugging_face_line_groups_rows_by_class():
+    from modern_gpt.reporting.provenance import hf_line
+    line = hf_line([("Step 1 baseline", "GPT2LMHeadModel"), ("+ RMSNorm", None), ("+ SwiGLU", "LlamaForCausalLM"),
+                    ("+ no bias", "LlamaForCausalLM"), ("+ QK-norm", "Qwen3ForCausalLM")])
+    assert line == ("Step 1 baseline: GPT2LMHeadModel; + SwiGLU, + no bias: LlamaForCausalLM; + QK-norm: "
+                    "Qwen3ForCausalLM; + RMSNorm: no class (`modern-gpt export` says which flag)")
+    info = provenance(META, two_rows(), None, SOFTWARE, hf_classes=[("Step 1 baseline", "GPT2LMHeadModel")])
+    assert info["Hugging Face"] == "Step 1 baseline: GPT2LMHeadModel"
+    assert "Hugging Face" not in provenance(META, two_rows(), None, SOFTWARE)

@@ -1,4 +1,4 @@
-"""`modern-gpt ablate|bench`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
+"""`modern-gpt ablate|bench|explain|import-config|export|import`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from ..training.batches import check_length
 from ..training.config import TrainConfig
 from ..training.loop import resolve_device
 from . import ablate, bench
+from . import explain as explain_cli
+from . import hf_io
 
 COMMANDS = ("ablate", "bench")
 
@@ -47,7 +49,7 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.")
-    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench}", parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,explain,import-config,export,import}", parser_class=Parser)
 
     a = sub.add_parser("ablate", help="train every ladder row and print the ablation table")
     a.add_argument("--smoke", action="store_true", help="a tiny generated corpus and a tiny model: seconds on a CPU")
@@ -64,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
     b.add_argument("--vocab-size", type=int, default=65, help="tokens in the vocabulary (default 65)")
     add_shape_args(b)
+    explain_cli.add_parsers(sub)
+    hf_io.add_parsers(sub)
     return parser
 
 
@@ -141,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        {"ablate": cmd_ablate, "bench": cmd_bench}[args.command](args)
+        {"ablate": cmd_ablate, "bench": cmd_bench, **explain_cli.COMMANDS, **hf_io.COMMANDS}[args.command](args)
     except (ConfigError, DataError) as e:
         print(f"modern-gpt: error: {e}", file=sys.stderr)
         return 2

@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..core.errors import ConfigError
+from ..hf.convert import hf_class
 from ..nn import GPT
 from ..nn.model import match_mlp
 from ..training.batches import check_split_sizes
@@ -28,7 +30,7 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
     configs = {r.slug: {"model": r.config.to_dict(), "train": p.train.to_dict()} for r in rows + loo}
 
     def entry(r: Row) -> dict:
-        return {"slug": r.slug, "label": r.label, "changed": r.changed}
+        return {"slug": r.slug, "label": r.label, "changed": r.changed, "hf_class": hf_name(r.config)}
 
     return configs, {
         "rows": [entry(r) for r in rows],
@@ -37,3 +39,11 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
         "leave_one_out": [entry(r) for r in loo],
         "match_params": p.ablation["match_params"],
     }
+
+
+def hf_name(cfg) -> str | None:
+    """The Hugging Face class that computes what this row computes (`modern-gpt export`), or None."""
+    try:
+        return hf_class(cfg)
+    except ConfigError:
+        return None

@@ -28,8 +28,19 @@ def code_line(rows: list[RowResult]) -> str:
             f"different code; rerun them (`dvc repro`). Files: {where}{unrecorded}")
 
 
+def hf_line(classes: list[tuple[str, str | None]]) -> str:
+    """Which rows a Hugging Face class computes exactly (`modern-gpt export` writes them), from the plan."""
+    groups: dict[str, list[str]] = {}
+    for label, cls in classes:
+        groups.setdefault(cls or "none", []).append(label)
+    parts = [f"{', '.join(labels)}: {cls}" for cls, labels in groups.items() if cls != "none"]
+    if "none" in groups:
+        parts.append(f"{', '.join(groups['none'])}: no class (`modern-gpt export` says which flag)")
+    return "; ".join(parts)
+
+
 def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: str,
-               match_params: bool = False) -> dict[str, str]:
+               match_params: bool = False, hf_classes: list[tuple[str, str | None]] = ()) -> dict[str, str]:
     """One line per fact: corpus, split, tokenizer, shape, seeds, training, evaluation, code, software, device."""
     first = rows[0].runs[0]
     m, t = first.model, first.train
@@ -54,6 +65,8 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: 
         "software": f"torch {', '.join(sorted({run.torch for run in runs}))}, {software}",
         "device": ", ".join(sorted({run.device for run in runs})),
     }
+    if hf_classes:
+        info["Hugging Face"] = hf_line(list(hf_classes))
     if match_params:
         info["parameter matching"] = "on: MLP hidden sizes " + ", ".join(
             f"{r.label} {r.runs[0].model['mlp_hidden'] or 'default'}" for r in rows)

@@ -1,0 +1,59 @@
+"""`modern-gpt export RUN_DIR OUT_DIR` and `modern-gpt import HF_DIR`: the Hugging Face bridge.
+
+export writes a run's weights as a GPT-2, Llama or Qwen3 folder (config.json + model.safetensors,
+and the tokenizer where there is one); import reads such a folder (or one Hugging Face saved) back
+and prints the ModelConfig it resolves to. Errors are ConfigError / DataError: one line each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+
+def add_parsers(sub) -> None:
+    """Add the export and import subcommands to the main CLI's subparsers."""
+    e = sub.add_parser("export", help="write a run's model as a Hugging Face folder (GPT-2, Llama or Qwen3)")
+    e.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
+    e.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write config.json and model.safetensors into")
+    e.add_argument("--tokenizer", metavar="PATH",
+                   help="the pipeline's tokenizer file (default: data/tokenized/tokenizer.json next to the runs)")
+
+    i = sub.add_parser("import", help="read a Hugging Face GPT-2, Llama or Qwen3 folder and print its config")
+    i.add_argument("hf_dir", metavar="HF_DIR", help="a folder with config.json and the weights")
+    i.add_argument("--approximate-gelu", action="store_true",
+                   help="accept GPT-2's tanh GELU ('gelu_new') and run it as exact GELU (logits differ slightly)")
+
+
+def quiet() -> None:
+    """No transformers progress bars: the CLI prints its own lines."""
+    try:
+        from transformers.utils import logging
+        logging.disable_progress_bar()
+    except ImportError:                                 # the bridge itself says what is missing
+        pass
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    from ..hf.convert import export
+    quiet()
+    result = export(args.run_dir, args.out_dir, tokenizer=args.tokenizer)
+    print(f"exported {args.run_dir} as {result.hf_class} to {result.out_dir}")
+    print(f"files: {', '.join(result.files)}")
+    print(result.tokenizer_note)
+
+
+def cmd_import(args: argparse.Namespace) -> None:
+    from ..hf.convert import arch_of, import_folder, read_hf_config
+    quiet()
+    name = arch_of(read_hf_config(args.hf_dir))
+    cfg, model = import_folder(args.hf_dir, approximate_gelu=getattr(args, "approximate_gelu", False))
+    print(f"{args.hf_dir}: {name}, {model.num_params():,} parameters")
+    width = max(len(f.name) for f in dataclasses.fields(cfg))
+    for f in dataclasses.fields(cfg):
+        print(f"  {f.name:<{width}}  {getattr(cfg, f.name)!r}")
+    print(f"  {'(head_size)':<{width}}  {cfg.head_size}")
+    print(f"  {'(mlp hidden)':<{width}}  {cfg.hidden}")
+
+
+COMMANDS = {"export": cmd_export, "import": cmd_import}

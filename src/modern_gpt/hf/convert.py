@@ -1,0 +1,490 @@
+"""Export to and import from Hugging Face `transformers`: GPT-2, Llama and Qwen3.
+
+Three HF classes cover the ladder's end points: the Step 1 baseline is GPT-2 (exact GELU), the
+modern design is Llama (pre-norm RMSNorm, RoPE, SwiGLU, any number of K/V heads), and the modern
+design with QK-norm is Qwen3. `hf_class(cfg)` names the class a config maps to, or raises a
+one-line `ConfigError` naming the flag no class here represents.
+
+Two layouts differ from ours:
+- GPT-2 keeps its projections in `Conv1D`, whose weight is (in, out): the transpose of nn.Linear's;
+  and it fuses q, k, v into one `c_attn`.
+- Our RoPE rotates interleaved pairs (2i, 2i+1); HF's `rotate_half` rotates (i, i + d/2). Both use
+  frequency i for pair i, so permuting the rows of q_proj / k_proj within each head (2i → i,
+  2i+1 → i + d/2) turns one into the other; q·k is unchanged because q and k move together, and the
+  per-head q_norm / k_norm weights are permuted the same way.
+
+`transformers` and `safetensors` are imported only when a function needs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..core.errors import ConfigError, DataError
+from ..nn import GPT, ModelConfig
+from ..nn.model import MLPS
+
+GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"
+HF_CLASSES = (GPT2, LLAMA, QWEN3)
+MODEL_TYPES = {"gpt2": GPT2, "llama": LLAMA, "qwen3": QWEN3}
+CONFIG_CLASSES = {GPT2: "GPT2Config", LLAMA: "LlamaConfig", QWEN3: "Qwen3Config"}
+# GPT-2's Conv1D projections other than the fused c_attn: ours → theirs
+CONV1D = (("attn.o_proj", "attn.c_proj"), ("mlp.up", "mlp.c_fc"), ("mlp.down", "mlp.c_proj"))
+# buffers some HF versions keep in the state dict: recomputed, never weights
+IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")
+
+
+def _transformers():
+    """The transformers module, or a one-line error saying how to get it."""
+    try:
+        import transformers
+    except ImportError:
+        raise ConfigError("the Hugging Face bridge needs transformers and safetensors: "
+                          "pip install transformers safetensors") from None
+    return transformers
+
+
+# ----------------------------------------------------------------------------------------- which class
+
+def hf_class(cfg: ModelConfig) -> str:
+    """The name of the HF class that computes exactly what `cfg` computes, or a one-line ConfigError."""
+    if cfg.norm_placement != "pre":
+        raise ConfigError(f"norm_placement={cfg.norm_placement!r}: no Hugging Face class here is post-norm "
+                          "(GPT-2, Llama and Qwen3 are all pre-norm)")
+    if cfg.pos == "none":
+        raise ConfigError("pos='none' (NoPE): no Hugging Face class here runs without a position signal "
+                          "(GPT-2 learns positions, Llama and Qwen3 use RoPE)")
+    if cfg.pos == "learned":                                     # GPT-2 or nothing
+        if cfg.norm != "layernorm":
+            raise ConfigError(f"pos='learned' with norm={cfg.norm!r}: no Hugging Face class here has RMSNorm "
+                              "with learned positions")
+        if cfg.mlp != "gelu":
+            raise ConfigError(f"pos='learned' with mlp={cfg.mlp!r}: no Hugging Face class here has SwiGLU "
+                              "with learned positions")
+        if not cfg.bias:
+            raise ConfigError("pos='learned' with bias=False: GPT-2, the class with learned positions, "
+                              "always has biases")
+        if cfg.n_kv_head != cfg.n_head:
+            raise ConfigError(f"n_kv_head={cfg.n_kv_head} with pos='learned': GPT-2, the class with learned "
+                              f"positions, has one K/V head per query head (n_head={cfg.n_head})")
+        if cfg.qk_norm:
+            raise ConfigError("qk_norm=True with pos='learned': GPT-2, the class with learned positions, "
+                              "has no QK-norm")
+        if cfg.head_size * cfg.n_head != cfg.n_embd:
+            raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
+                              f"= {cfg.n_embd // cfg.n_head} wide")
+        return GPT2
+    # RoPE: Llama or Qwen3
+    if cfg.norm != "rmsnorm":
+        raise ConfigError(f"pos='rope' with norm={cfg.norm!r}: no Hugging Face class here has LayerNorm with RoPE "
+                          "(Llama and Qwen3 use RMSNorm)")
+    if cfg.mlp != "swiglu":
+        raise ConfigError(f"pos='rope' with mlp={cfg.mlp!r}: no Hugging Face class here has a GELU MLP with RoPE "
+                          "(Llama and Qwen3 use SwiGLU)")
+    if cfg.qk_norm:
+        if cfg.bias:
+            raise ConfigError("bias=True with qk_norm=True: Qwen3, the class with QK-norm, has no MLP biases")
+        return QWEN3
+    return LLAMA                     # bias=True maps to attention_bias=mlp_bias=True (RMSNorm has no bias)
+
+
+def _default_hidden(cfg: ModelConfig) -> int:
+    return MLPS[cfg.mlp].default_hidden(cfg)
+
+
+def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
+    """The HF config object for `cfg` (tied embeddings, no special tokens)."""
+    transformers = _transformers()
+    name = hf_class(cfg)
+    extra = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    common = dict(vocab_size=cfg.vocab_size, tie_word_embeddings=True, bos_token_id=None, eos_token_id=None,
+                  pad_token_id=None, architectures=[name], **extra)
+    if name == GPT2:
+        return transformers.GPT2Config(
+            n_positions=cfg.block_size, n_embd=cfg.n_embd, n_layer=cfg.n_layer, n_head=cfg.n_head,
+            n_inner=cfg.hidden, activation_function="gelu", layer_norm_epsilon=cfg.norm_eps,
+            resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, **common)
+    kw = dict(hidden_size=cfg.n_embd, intermediate_size=cfg.hidden, num_hidden_layers=cfg.n_layer,
+              num_attention_heads=cfg.n_head, num_key_value_heads=cfg.n_kv_head, head_dim=cfg.head_size,
+              hidden_act="silu", max_position_embeddings=cfg.block_size, rms_norm_eps=cfg.norm_eps,
+              rope_parameters={"rope_type": "default", "rope_theta": cfg.rope_base},
+              attention_bias=cfg.bias, attention_dropout=cfg.dropout, **common)
+    if name == LLAMA:
+        return transformers.LlamaConfig(mlp_bias=cfg.bias, **kw)
+    return transformers.Qwen3Config(use_sliding_window=False, **kw)
+
+
+def _get(conf: Any, key: str, default: Any = None) -> Any:
+    return conf.get(key, default) if isinstance(conf, dict) else getattr(conf, key, default)
+
+
+def arch_of(conf: Any) -> str:
+    """The HF class a config (object or config.json dict) names, or a one-line ConfigError."""
+    archs = _get(conf, "architectures") or []
+    for a in archs:
+        if a in HF_CLASSES:
+            return a
+    model_type = _get(conf, "model_type")
+    if not archs and model_type in MODEL_TYPES:
+        return MODEL_TYPES[model_type]
+    raise ConfigError(f"architectures={archs} (model_type={model_type!r}): import knows "
+                      f"{', '.join(HF_CLASSES)} only")
+
+
+def config_from_hf(conf: Any, approximate_gelu: bool = False) -> ModelConfig:
+    """Our ModelConfig for an HF config (object or config.json dict); refuses what we cannot compute.
+
+    approximate_gelu: accept GPT-2's tanh GELU ('gelu_new', the real GPT-2 checkpoints) and run it as
+    exact GELU; logits then differ slightly from HF's.
+    """
+    cfg = _config_from_hf(conf, approximate_gelu)      # the layout's refusals first, then the tie
+    if not _get(conf, "tie_word_embeddings", arch_of(conf) == GPT2):   # defaults: GPT-2 ties, the others not
+        raise ConfigError("tie_word_embeddings=False: this model ties lm_head to the token embedding "
+                          "(it has no separate output matrix)")
+    return cfg
+
+
+def _config_from_hf(conf: Any, approximate_gelu: bool) -> ModelConfig:
+    arch = arch_of(conf)
+    g = lambda k, d=None: _get(conf, k, d)            # noqa: E731
+    try:
+        if arch == GPT2:
+            act = g("activation_function", "gelu_new")
+            if act != "gelu" and not (approximate_gelu and act in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")):
+                raise ConfigError(f"activation_function={act!r}: this model's MLP is exact GELU ('gelu'); "
+                                  "pass approximate_gelu / --approximate-gelu to accept the tanh approximation")
+            if not g("scale_attn_weights", True) or g("scale_attn_by_inverse_layer_idx", False):
+                raise ConfigError("scale_attn_weights / scale_attn_by_inverse_layer_idx: this model scales "
+                                  "attention by 1/sqrt(head_dim) only")
+            if g("add_cross_attention", False):
+                raise ConfigError("add_cross_attention=True: this model is decoder-only")
+            n_embd = g("n_embd", 768)
+            inner = g("n_inner") or 4 * n_embd
+            return ModelConfig(
+                vocab_size=g("vocab_size"), block_size=g("n_positions", 1024), n_layer=g("n_layer"),
+                n_head=g("n_head"), n_kv_head=g("n_head"), n_embd=n_embd, dropout=float(g("attn_pdrop", 0.0)),
+                norm="layernorm", norm_eps=float(g("layer_norm_epsilon", 1e-5)), norm_placement="pre",
+                pos="learned", mlp="gelu", mlp_hidden=0 if inner == 4 * n_embd else inner, bias=True,
+                qk_norm=False)
+        # Llama / Qwen3
+        act = g("hidden_act", "silu")
+        if act != "silu":
+            raise ConfigError(f"hidden_act={act!r}: this model's SwiGLU gates with 'silu'")
+        rope = g("rope_parameters") or {}
+        if g("rope_scaling"):
+            rope = {**rope, **g("rope_scaling")}
+        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        if rope_type != "default":
+            raise ConfigError(f"rope_parameters.rope_type={rope_type!r}: this model has plain RoPE ('default') only")
+        theta = rope.get("rope_theta", g("rope_theta", 10000.0))
+        attention_bias = bool(g("attention_bias", False))
+        if arch == LLAMA:
+            mlp_bias = bool(g("mlp_bias", False))
+            if mlp_bias != attention_bias:
+                raise ConfigError(f"attention_bias={attention_bias}, mlp_bias={mlp_bias}: this model's bias "
+                                  "flag is all or nothing")
+        else:
+            if attention_bias:
+                raise ConfigError("attention_bias=True: Qwen3's MLP has no biases and this model's bias flag "
+                                  "is all or nothing")
+            if g("use_sliding_window", False):
+                raise ConfigError("use_sliding_window=True: this model attends over the whole context")
+        for t in g("layer_types") or []:
+            if t != "full_attention":
+                raise ConfigError(f"layer_types contains {t!r}: this model has full attention only")
+        n_embd, n_head = g("hidden_size"), g("num_attention_heads")
+        head_dim = g("head_dim") or n_embd // n_head
+        base = ModelConfig(
+            vocab_size=g("vocab_size"), block_size=g("max_position_embeddings"), n_layer=g("num_hidden_layers"),
+            n_head=n_head, n_kv_head=g("num_key_value_heads") or n_head, n_embd=n_embd,
+            head_dim=None if head_dim * n_head == n_embd else head_dim,
+            dropout=float(g("attention_dropout", 0.0) or 0.0), norm="rmsnorm", norm_eps=float(g("rms_norm_eps", 1e-6)),
+            norm_placement="pre", pos="rope", rope_base=float(theta), mlp="swiglu", bias=attention_bias,
+            qk_norm=arch == QWEN3)
+        inner = g("intermediate_size")
+        return dataclasses.replace(base, mlp_hidden=0 if inner == _default_hidden(base) else inner)
+    except TypeError as e:                              # a missing field reached ModelConfig's type checks
+        raise ConfigError(f"{arch} config: {e}") from None
+
+
+# ----------------------------------------------------------------------------------------- weights
+
+def _halves(d: int) -> torch.Tensor:
+    """Index j of HF's halves layout takes our interleaved index perm[j]: 0, 2, 4, ..., 1, 3, 5, ..."""
+    return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])
+
+
+def _permute_heads(w: torch.Tensor, n_heads: int, d: int, perm: torch.Tensor) -> torch.Tensor:
+    """Reorder the output rows (weights) or entries (biases) of each head's d-wide block."""
+    return w.reshape(n_heads, d, *w.shape[1:])[:, perm].reshape(w.shape).contiguous()
+
+
+def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Our state dict → the HF class's (lm_head tied, so included as the token matrix)."""
+    name = hf_class(cfg)
+    out: dict[str, torch.Tensor] = {}
+    if name == GPT2:
+        out["transformer.wte.weight"] = sd["tok_emb.weight"]
+        out["transformer.wpe.weight"] = sd["pos.table.weight"]
+        for i in range(cfg.n_layer):
+            o, h = f"blocks.{i}.", f"transformer.h.{i}."
+            for ours, theirs in (("norm1", "ln_1"), ("norm2", "ln_2")):
+                out[h + theirs + ".weight"] = sd[o + ours + ".weight"]
+                out[h + theirs + ".bias"] = sd[o + ours + ".bias"]
+            qkv = [o + f"attn.{p}_proj" for p in "qkv"]
+            out[h + "attn.c_attn.weight"] = torch.cat([sd[p + ".weight"] for p in qkv], 0).t().contiguous()
+            out[h + "attn.c_attn.bias"] = torch.cat([sd[p + ".bias"] for p in qkv], 0)
+            for ours, theirs in CONV1D:
+                out[h + theirs + ".weight"] = sd[o + ours + ".weight"].t().contiguous()
+                out[h + theirs + ".bias"] = sd[o + ours + ".bias"]
+        out["transformer.ln_f.weight"], out["transformer.ln_f.bias"] = sd["norm_f.weight"], sd["norm_f.bias"]
+        out["lm_head.weight"] = sd["tok_emb.weight"]
+        return out
+    d, perm = cfg.head_size, _halves(cfg.head_size)
+    out["model.embed_tokens.weight"] = sd["tok_emb.weight"]
+    suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
+    for i in range(cfg.n_layer):
+        o, h = f"blocks.{i}.", f"model.layers.{i}."
+        out[h + "input_layernorm.weight"] = sd[o + "norm1.weight"]
+        out[h + "post_attention_layernorm.weight"] = sd[o + "norm2.weight"]
+        for s in suffixes:
+            out[h + "self_attn.q_proj" + s] = _permute_heads(sd[o + "attn.q_proj" + s], cfg.n_head, d, perm)
+            out[h + "self_attn.k_proj" + s] = _permute_heads(sd[o + "attn.k_proj" + s], cfg.n_kv_head, d, perm)
+            out[h + "self_attn.v_proj" + s] = sd[o + "attn.v_proj" + s]
+            out[h + "self_attn.o_proj" + s] = sd[o + "attn.o_proj" + s]
+            for p in ("gate", "up", "down"):
+                out[h + f"mlp.{p}_proj" + s] = sd[o + f"mlp.{p}" + s]
+        if cfg.qk_norm:
+            out[h + "self_attn.q_norm.weight"] = sd[o + "attn.q_norm.weight"][perm]
+            out[h + "self_attn.k_norm.weight"] = sd[o + "attn.k_norm.weight"][perm]
+    out["model.norm.weight"] = sd["norm_f.weight"]
+    out["lm_head.weight"] = sd["tok_emb.weight"]
+    return out
+
+
+def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The HF class's state dict → ours; the inverse of to_hf_state. Refuses an untied lm_head."""
+    hf = dict(sd)
+    name = hf_class(cfg)
+    emb_key = "transformer.wte.weight" if name == GPT2 else "model.embed_tokens.weight"
+    if emb_key not in hf:
+        raise DataError(f"weights: {emb_key} is missing")
+    head = hf.pop("lm_head.weight", None)
+    if head is not None and head.data_ptr() != hf[emb_key].data_ptr() and not torch.equal(head, hf[emb_key]):
+        raise ConfigError("tie_word_embeddings=False with a different lm_head: this model ties lm_head to the "
+                          "token embedding")
+    out: dict[str, torch.Tensor] = {}
+    take = lambda k: hf.pop(k)                          # noqa: E731
+    try:
+        if name == GPT2:
+            out["tok_emb.weight"] = take("transformer.wte.weight")
+            out["pos.table.weight"] = take("transformer.wpe.weight")
+            n = cfg.n_embd
+            for i in range(cfg.n_layer):
+                o, h = f"blocks.{i}.", f"transformer.h.{i}."
+                for ours, theirs in (("norm1", "ln_1"), ("norm2", "ln_2")):
+                    out[o + ours + ".weight"] = take(h + theirs + ".weight")
+                    out[o + ours + ".bias"] = take(h + theirs + ".bias")
+                w, b = take(h + "attn.c_attn.weight").t(), take(h + "attn.c_attn.bias")
+                for j, p in enumerate("qkv"):
+                    out[o + f"attn.{p}_proj.weight"] = w[j * n:(j + 1) * n].contiguous()
+                    out[o + f"attn.{p}_proj.bias"] = b[j * n:(j + 1) * n].contiguous()
+                for ours, theirs in CONV1D:
+                    out[o + ours + ".weight"] = take(h + theirs + ".weight").t().contiguous()
+                    out[o + ours + ".bias"] = take(h + theirs + ".bias")
+            out["norm_f.weight"], out["norm_f.bias"] = take("transformer.ln_f.weight"), take("transformer.ln_f.bias")
+        else:
+            d, inv = cfg.head_size, torch.argsort(_halves(cfg.head_size))
+            out["tok_emb.weight"] = take("model.embed_tokens.weight")
+            suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
+            for i in range(cfg.n_layer):
+                o, h = f"blocks.{i}.", f"model.layers.{i}."
+                out[o + "norm1.weight"] = take(h + "input_layernorm.weight")
+                out[o + "norm2.weight"] = take(h + "post_attention_layernorm.weight")
+                for s in suffixes:
+                    out[o + "attn.q_proj" + s] = _permute_heads(take(h + "self_attn.q_proj" + s), cfg.n_head, d, inv)
+                    out[o + "attn.k_proj" + s] = _permute_heads(take(h + "self_attn.k_proj" + s), cfg.n_kv_head, d, inv)
+                    out[o + "attn.v_proj" + s] = take(h + "self_attn.v_proj" + s)
+                    out[o + "attn.o_proj" + s] = take(h + "self_attn.o_proj" + s)
+                    for p in ("gate", "up", "down"):
+                        out[o + f"mlp.{p}" + s] = take(h + f"mlp.{p}_proj" + s)
+                if cfg.qk_norm:
+                    out[o + "attn.q_norm.weight"] = take(h + "self_attn.q_norm.weight")[inv]
+                    out[o + "attn.k_norm.weight"] = take(h + "self_attn.k_norm.weight")[inv]
+            out["norm_f.weight"] = take("model.norm.weight")
+    except KeyError as e:
+        raise DataError(f"weights: {e.args[0]} is missing for {name}") from None
+    left = [k for k in hf if not k.endswith(IGNORED_SUFFIXES)]
+    if left:
+        raise ConfigError(f"weights: {len(left)} tensor(s) this model has no place for, e.g. {left[0]}")
+    out["lm_head.weight"] = out["tok_emb.weight"]
+    return out
+
+
+def _load_into(cfg: ModelConfig, sd: dict[str, torch.Tensor], dtype: torch.dtype) -> GPT:
+    model = GPT(cfg).to(dtype)
+    try:
+        model.load_state_dict(sd, strict=True)
+    except RuntimeError as e:
+        raise DataError(f"weights do not fit the config: {str(e).splitlines()[0]}") from None
+    return model.eval()
+
+
+def to_hf(model: GPT, attn_implementation: str | None = None):
+    """An HF model (GPT2LMHeadModel, LlamaForCausalLM or Qwen3ForCausalLM) computing what `model` computes."""
+    transformers = _transformers()
+    cfg = model.cfg
+    name = hf_class(cfg)
+    conf = hf_config(cfg, attn_implementation)
+    dtype = next(model.parameters()).dtype
+    hf = getattr(transformers, name)(conf).to(dtype)
+    state = to_hf_state(cfg, {k: v.detach() for k, v in model.state_dict().items()})
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    missing = [k for k in missing if not k.endswith(IGNORED_SUFFIXES)]
+    if missing or unexpected:                           # a layout bug, not a user error
+        raise RuntimeError(f"{name}: missing {missing[:3]}, unexpected {unexpected[:3]}")
+    hf.tie_weights()
+    return hf.eval()
+
+
+def from_hf(hf_model, approximate_gelu: bool = False) -> GPT:
+    """Our GPT computing what an HF GPT-2, Llama or Qwen3 model computes (in its dtype)."""
+    cfg = config_from_hf(hf_model.config, approximate_gelu)
+    sd = {k: v.detach() for k, v in hf_model.state_dict().items()}
+    dtype = hf_model.get_input_embeddings().weight.dtype
+    return _load_into(cfg, from_hf_state(cfg, sd), dtype)
+
+
+# ----------------------------------------------------------------------------------------- folders
+
+@dataclass
+class Exported:
+    out_dir: Path
+    hf_class: str
+    files: list[str] = field(default_factory=list)
+    tokenizer_note: str = ""
+
+
+def load_run(run_dir: str | Path) -> GPT:
+    """The trained model of a pipeline run folder (data/runs/<row>/<seed>/: model.pt + run.json)."""
+    run_dir = Path(run_dir)
+    record_path, weights = run_dir / "run.json", run_dir / "model.pt"
+    for p in (record_path, weights):
+        if not p.is_file():
+            raise DataError(f"{p}: not found (a run folder holds model.pt and run.json)")
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise DataError(f"{record_path}: not readable JSON ({e})") from None
+    if not isinstance(record, dict) or "model" not in record:
+        raise DataError(f"{record_path}: no 'model' key (the run's ModelConfig)")
+    cfg = ModelConfig.from_dict(record["model"], where=f"{record_path}: model")
+    try:
+        sd = torch.load(weights, map_location="cpu", weights_only=True)
+    except Exception as e:                              # noqa: BLE001 - any unreadable file is one line
+        raise DataError(f"{weights}: not a readable state dict ({type(e).__name__})") from None
+    return _load_into(cfg, sd, torch.float32)
+
+
+def default_tokenizer(run_dir: Path) -> Path | None:
+    """The pipeline's tokenizer for a run folder data/runs/<row>/<seed>/: data/tokenized/tokenizer.json."""
+    p = run_dir.resolve().parents[2] / "tokenized" / "tokenizer.json" if len(run_dir.resolve().parents) > 2 else None
+    return p if p is not None and p.is_file() else None
+
+
+def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int) -> tuple[list[str], str]:
+    """Tokenizer files for the export folder, and a line for the user. BPE: HF tokenizers' tokenizer.json;
+    char / akshara: our own small vocab file (HF has no class for one token per symbol / syllable)."""
+    path = Path(tokenizer_path)
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        kind = spec["kind"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise DataError(f"{path}: not a tokenizer file of this project ({type(e).__name__}: {e})") from None
+    if kind == "bpe":
+        tok = spec.get("tokenizer")
+        if not isinstance(tok, dict):
+            raise DataError(f"{path}: kind 'bpe' without a 'tokenizer' object")
+        size = len(tok.get("model", {}).get("vocab", {})) + len(tok.get("added_tokens") or [])
+        if size > vocab_size:
+            raise DataError(f"{path}: {size} tokens, but the model has vocab_size={vocab_size}")
+        (out_dir / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
+        (out_dir / "tokenizer_config.json").write_text(
+            json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}, indent=1) + "\n", encoding="utf-8")
+        return ["tokenizer.json", "tokenizer_config.json"], \
+            "tokenizer: byte-level BPE written as tokenizer.json (AutoTokenizer loads it)"
+    if kind in ("char", "akshara"):
+        symbols = spec.get("symbols")
+        if not isinstance(symbols, list):
+            raise DataError(f"{path}: kind {kind!r} without a 'symbols' list")
+        if len(symbols) != vocab_size:
+            raise DataError(f"{path}: {len(symbols)} symbols, but the model has vocab_size={vocab_size}")
+        (out_dir / "vocab.json").write_text(
+            json.dumps({"kind": kind, "symbols": symbols}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        unit = "Unicode code point" if kind == "char" else "Devanagari syllable (akshara)"
+        return ["vocab.json"], (f"tokenizer: {kind!r} (one token per {unit}) written as vocab.json; Hugging Face has "
+                                "no tokenizer class for it, so encode with modern_gpt's load_tokenizer")
+    raise DataError(f"{path}: tokenizer kind {kind!r} is not one of char, akshara, bpe")
+
+
+def export(source: str | Path | GPT, out_dir: str | Path, tokenizer: str | Path | None = None,
+           attn_implementation: str | None = None) -> Exported:
+    """Write config.json + model.safetensors (and tokenizer files when there is one) into out_dir.
+
+    source: a GPT, or a run folder (its tokenizer defaults to the pipeline's data/tokenized/tokenizer.json).
+    """
+    if isinstance(source, GPT):
+        model, tok_path = source, tokenizer
+    else:
+        model = load_run(source)
+        tok_path = tokenizer if tokenizer is not None else default_tokenizer(Path(source))
+    name = hf_class(model.cfg)                          # refuse before writing anything
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out}: exists and is not a folder")
+    hf = to_hf(model, attn_implementation)
+    out.mkdir(parents=True, exist_ok=True)
+    hf.save_pretrained(out)
+    result = Exported(out, name, sorted(p.name for p in out.iterdir()))
+    if tok_path is not None:
+        files, note = write_tokenizer(tok_path, out, model.cfg.vocab_size)
+        result.files += files
+        result.tokenizer_note = note
+    else:
+        result.tokenizer_note = "tokenizer: none found (pass --tokenizer PATH); only the weights were written"
+    return result
+
+
+def read_hf_config(hf_dir: str | Path) -> dict:
+    path = Path(hf_dir) / "config.json"
+    if not path.is_file():
+        raise DataError(f"{path}: not found (a Hugging Face model folder has config.json)")
+    try:
+        conf = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: not readable JSON ({e})") from None
+    if not isinstance(conf, dict):
+        raise DataError(f"{path}: not a JSON object")
+    return conf
+
+
+def import_folder(hf_dir: str | Path, approximate_gelu: bool = False,
+                  dtype: torch.dtype | None = None) -> tuple[ModelConfig, GPT]:
+    """Our (ModelConfig, GPT) from a folder holding an HF GPT-2, Llama or Qwen3 (ours or HF's own)."""
+    transformers = _transformers()
+    conf = read_hf_config(hf_dir)
+    name = arch_of(conf)
+    cfg = config_from_hf(conf, approximate_gelu)         # refuse before reading any weights
+    kw = {"dtype": dtype} if dtype is not None else {}
+    try:
+        hf = getattr(transformers, name).from_pretrained(str(hf_dir), **kw)
+    except (OSError, ValueError) as e:
+        raise DataError(f"{hf_dir}: {name} weights not loadable ({str(e).splitlines()[0]})") from None
+    model = from_hf(hf, approximate_gelu)
+    return cfg, model

@@ -1,0 +1,80 @@
+"""`model_section(config)`: a params.yaml `model:` section with a real model's architecture at a toy size.
+
+The flags (norm, pos, mlp, bias, qk_norm, norm_placement, the query:K/V head ratio) come from the config;
+the size defaults to params.yaml's CPU recipe (4 layers, 128 wide, 4 heads, 64 context). What the model
+does that our flags cannot say comes back as a list of sentences.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..nn import ModelConfig
+from .configs import normalise
+
+TOY = dict(n_layer=4, n_embd=128, n_head=4, block_size=64)
+
+
+def _kv_heads(n_head: int, group: int) -> int:
+    """The toy K/V heads keeping the model's query:K/V ratio where the toy head count allows."""
+    want = max(1, n_head // group)
+    return max(k for k in range(1, want + 1) if n_head % k == 0)
+
+
+def model_section(config: dict, n_layer: int | None = None, n_embd: int | None = None, n_head: int | None = None,
+                  block_size: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    a = normalise(config)
+    size = {k: v if v is not None else TOY[k] for k, v in
+            dict(n_layer=n_layer, n_embd=n_embd, n_head=n_head, block_size=block_size).items()}
+    group = a.n_head // a.n_kv_head
+    kv = _kv_heads(size["n_head"], group)
+    missing: list[str] = []
+    if size["n_head"] // kv != group:
+        missing.append(f"query:K/V ratio {group}:1 ({a.n_head}:{a.n_kv_head}) kept as "
+                       f"{size['n_head'] // kv}:1 at {size['n_head']} heads")
+    mlp = "swiglu" if a.gated else "gelu"
+    if a.gated and not a.activation.startswith("silu"):
+        missing.append(f"gated MLP with {a.activation} (GeGLU) modelled as SwiGLU")
+    section = dict(
+        n_layer=size["n_layer"], n_head=size["n_head"], n_kv_head=kv, n_embd=size["n_embd"], head_dim=None,
+        block_size=size["block_size"], dropout=0.0, norm=a.norm, norm_eps=a.norm_eps,
+        norm_placement="pre", pos=a.pos, rope_base=a.rope_base if a.rope_base else 10000.0, mlp=mlp,
+        mlp_multiple=64, mlp_hidden=max(1, round(a.intermediate / a.hidden * size["n_embd"])),
+        bias=a.bias == "all", qk_norm=a.qk_norm != "none",
+    )
+    if a.head_dim * a.n_head != a.hidden:
+        missing.append(f"head_dim {a.head_dim} wider/narrower than hidden/heads ({a.hidden}/{a.n_head}); "
+                       "the toy uses n_embd / n_head")
+    if a.bias == "qkv":
+        missing.append("biases on the q, k, v projections only (our bias flag is all or nothing: off)")
+    elif a.bias in ("attn", "mlp", "attn_mlp"):
+        missing.append(f"biases on some projections only ({a.bias}); our bias flag also adds norm biases: off")
+    if a.placement == "post_sublayer":
+        missing.append("norms after each sublayer inside the residual branch, x + norm(f(x)) "
+                       "(neither our pre nor 2017's post): pre used")
+    if a.post_norms:
+        missing.append("extra norms after the attention and MLP outputs (pre and post: 4 per layer)")
+    if a.qk_norm == "across_heads":
+        missing.append("QK-norm across all heads at once (one norm over n_head x head_dim), not per head")
+    if any(a.windows):
+        n = sum(w is not None for w in a.windows)
+        missing.append(f"sliding-window attention ({n} of {a.n_layer} layers see {next(w for w in a.windows if w)}"
+                       " tokens)")
+    if a.rope_scaling:
+        kind = a.rope_scaling.get("rope_type", a.rope_scaling.get("type"))
+        missing.append(f"RoPE scaling ({kind}, factor {a.rope_scaling.get('factor')})")
+    if a.rope_local_base:
+        missing.append(f"a second RoPE base {a.rope_local_base:g} for the sliding-window layers")
+    if a.attn_softcap:
+        missing.append(f"attention logit soft-capping at {a.attn_softcap:g}")
+    if a.final_softcap:
+        missing.append(f"final logit soft-capping at {a.final_softcap:g}")
+    if a.query_pre_attn_scalar and a.query_pre_attn_scalar != a.head_dim:
+        missing.append(f"query_pre_attn_scalar {a.query_pre_attn_scalar:g} (queries scaled by 1/sqrt of it, "
+                       f"not of head_dim {a.head_dim})")
+    if a.family.startswith("gemma"):
+        missing.append("embeddings scaled by sqrt(hidden_size); RMSNorm weights stored as 1 + w")
+    if not a.tied:
+        missing.append("an untied output head (our model ties it to the embedding)")
+    ModelConfig.from_dict({**section, "vocab_size": 48})      # the section must build a model
+    return section, missing

@@ -1,0 +1,297 @@
+"""The Hugging Face bridge: GPT-2, Llama and Qwen3 compute what our GPT computes, both ways.
+
+Every weight is randomised, norm gains and biases included: all-ones norms or zero biases would
+hide a missing RoPE permutation or a transposed Conv1D. float64 throughout, so a layout error
+shows as O(1) and float rounding stays far below the 1e-5 tolerance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("safetensors")
+
+from modern_gpt.cli import hf_io  # noqa: E402
+from modern_gpt.core.errors import ConfigError, DataError  # noqa: E402
+from modern_gpt.hf.convert import (  # noqa: E402
+    export, from_hf, hf_class, hf_config, import_folder, to_hf,
+)
+from modern_gpt.nn import GPT, ModelConfig  # noqa: E402
+
+ATOL = 1e-5
+TINY = ModelConfig(vocab_size=37, block_size=32, n_layer=2, n_head=4, n_kv_head=4, n_embd=32)
+MODERN = dict(norm="rmsnorm", pos="rope", mlp="swiglu", bias=False)
+CASES = {
+    "gpt2": (TINY, "GPT2LMHeadModel"),
+    "llama": (dataclasses.replace(TINY, **MODERN), "LlamaForCausalLM"),
+    "llama-gqa": (dataclasses.replace(TINY, **MODERN, n_kv_head=2), "LlamaForCausalLM"),
+    "llama-bias": (dataclasses.replace(TINY, **{**MODERN, "bias": True}, rope_base=500.0), "LlamaForCausalLM"),
+    "qwen3-gqa": (dataclasses.replace(TINY, **MODERN, n_kv_head=2, qk_norm=True), "Qwen3ForCausalLM"),
+    "qwen3-headdim": (dataclasses.replace(TINY, **MODERN, n_kv_head=1, qk_norm=True, head_dim=12, mlp_hidden=40),
+                      "Qwen3ForCausalLM"),
+}
+
+
+def randomise(module: torch.nn.Module, seed: int) -> None:
+    """Every parameter random: matrices N(0, 0.2²), norm gains 1 + N(0, 0.2²), biases N(0, 0.2²)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.dtype) * 0.2
+            gain = name.endswith("weight") and p.dim() == 1          # a norm's gain
+            p.copy_(noise + 1.0 if gain else noise)
+
+
+def our_model(cfg: ModelConfig, seed: int = 0) -> GPT:
+    model = GPT(cfg).double().eval()
+    randomise(model, seed)
+    return model
+
+
+def tokens(cfg: ModelConfig, n: int, seed: int = 1, batch: int = 2) -> torch.Tensor:
+    return torch.randint(0, cfg.vocab_size, (batch, n), generator=torch.Generator().manual_seed(seed))
+
+
+def max_delta(a: torch.Tensor, b: torch.Tensor) -> float:
+    return (a - b).abs().max().item()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_logits_match_hf(case):
+    cfg, name = CASES[case]
+    assert hf_class(cfg) == name
+    model = our_model(cfg)
+    hf = to_hf(model, attn_implementation="eager")
+    assert type(hf).__name__ == name
+    assert hf.config.tie_word_embeddings and hf.get_output_embeddings().weight is hf.get_input_embeddings().weight
+    x = tokens(cfg, cfg.block_size)
+    with torch.no_grad():
+        ours, theirs = model(x)[0], hf(x).logits
+    assert ours.abs().max() > 1.0                    # the weights are not so small that anything would match
+    assert max_delta(ours, theirs) < ATOL
+    # and back: from_hf gives our exact weights
+    back = from_hf(hf)
+    assert back.cfg == cfg
+    assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_round_trip_through_a_folder(case, tmp_path):
+    cfg, name = CASES[case]
+    model = our_model(cfg, seed=2)
+    result = export(model, tmp_path / "hf")
+    assert result.hf_class == name
+    assert {"config.json", "model.safetensors"} <= set(result.files)
+    conf = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert conf["architectures"] == [name] and conf["tie_word_embeddings"] is True
+    cfg2, back = import_folder(tmp_path / "hf")
+    assert cfg2 == cfg
+    sd, sd2 = model.state_dict(), back.state_dict()
+    assert sd.keys() == sd2.keys()
+    assert all(torch.equal(sd[k], sd2[k]) for k in sd)
+    # the saved folder loads in transformers itself and still matches
+    hf = getattr(transformers, name).from_pretrained(tmp_path / "hf", attn_implementation="eager")
+    x = tokens(cfg, 20)
+    with torch.no_grad():
+        assert max_delta(model(x)[0], hf(x).logits) < ATOL
+        assert torch.equal(model(x)[0], back(x)[0])
+
+
+@pytest.mark.parametrize("case", ["gpt2", "llama-gqa", "qwen3-gqa"])
+def test_greedy_tokens_match_hf_generate(case):
+    cfg, _ = CASES[case]
+    model = our_model(cfg, seed=3)
+    hf = to_hf(model, attn_implementation="eager")
+    prompt = tokens(cfg, 3, seed=4, batch=1)
+    with torch.no_grad():
+        out = hf.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False, max_new_tokens=20,
+                          pad_token_id=0)
+        seq = prompt
+        for _ in range(20):                          # no KV cache: the whole sequence every step
+            nxt = model(seq)[0][:, -1].argmax(-1, keepdim=True)
+            seq = torch.cat([seq, nxt], dim=1)
+    assert out.shape == (1, 23)
+    assert out.tolist() == seq.tolist()
+    assert len(set(seq[0, 3:].tolist())) > 1         # not a degenerate repeat of one token
+
+
+def hf_saved(name: str, tmp_path, seed: int):
+    """A folder saved by transformers itself, from a config built the HF way, every weight random."""
+    if name == "GPT2LMHeadModel":
+        conf = transformers.GPT2Config(vocab_size=37, n_positions=32, n_embd=32, n_layer=2, n_head=4,
+                                       activation_function="gelu", bos_token_id=None, eos_token_id=None)
+    elif name == "LlamaForCausalLM":
+        conf = transformers.LlamaConfig(vocab_size=37, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+                                        tie_word_embeddings=True, rope_parameters={"rope_type": "default",
+                                                                                   "rope_theta": 1000.0})
+    else:
+        conf = transformers.Qwen3Config(vocab_size=37, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                        max_position_embeddings=32, tie_word_embeddings=True)
+    conf._attn_implementation = "eager"
+    hf = getattr(transformers, name)(conf).double().eval()
+    randomise(hf, seed)
+    hf.save_pretrained(tmp_path / name)
+    return hf, tmp_path / name
+
+
+@pytest.mark.parametrize("name", ["GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"])
+def test_import_a_folder_saved_by_hf(name, tmp_path):
+    hf, folder = hf_saved(name, tmp_path, seed=5)
+    cfg, model = import_folder(folder)
+    assert hf_class(cfg) == name
+    assert model.num_params() == hf.num_parameters()
+    x = tokens(cfg, 32)
+    with torch.no_grad():
+        assert max_delta(model.double()(x)[0], hf(x).logits) < ATOL
+
+
+@pytest.mark.parametrize("changes, flag", [
+    (dict(norm="rmsnorm"), "pos='learned' with norm='rmsnorm'"),
+    (dict(pos="none"), "pos='none'"),
+    (dict(norm_placement="post"), "norm_placement='post'"),
+    (dict(**MODERN, norm_placement="post"), "norm_placement='post'"),
+    (dict(pos="rope"), "pos='rope' with norm='layernorm'"),
+    (dict(mlp="swiglu"), "pos='learned' with mlp='swiglu'"),
+    (dict(bias=False), "bias=False"),
+    (dict(n_kv_head=2), "n_kv_head=2"),
+    (dict(qk_norm=True), "qk_norm=True"),
+    (dict(norm="rmsnorm", pos="rope"), "mlp='gelu'"),
+    (dict(**{**MODERN, "bias": True}, qk_norm=True), "bias=True with qk_norm=True"),
+])
+def test_refusals_name_the_flag(changes, flag, tmp_path):
+    cfg = dataclasses.replace(TINY, **changes)
+    with pytest.raises(ConfigError) as e:
+        hf_class(cfg)
+    assert flag in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(ConfigError):
+        export(GPT(cfg), tmp_path / "out")
+    assert not (tmp_path / "out").exists()               # refused before writing anything
+
+
+def test_rmsnorm_with_learned_positions_message():
+    with pytest.raises(ConfigError, match="no Hugging Face class here has RMSNorm with learned positions"):
+        hf_class(dataclasses.replace(TINY, norm="rmsnorm"))
+
+
+def test_gpt2_small_parameter_count():
+    cfg = ModelConfig(vocab_size=50257, block_size=1024, n_layer=12, n_head=12, n_kv_head=12, n_embd=768)
+    with torch.device("meta"):
+        ours = GPT(cfg).num_params()
+        theirs = transformers.GPT2LMHeadModel(hf_config(cfg)).num_parameters()
+    assert ours == 124_439_808
+    assert theirs == ours
+
+
+def test_unknown_or_unsupported_folders(tmp_path):
+    (tmp_path / "bert").mkdir()
+    (tmp_path / "bert" / "config.json").write_text(json.dumps({"architectures": ["BertModel"],
+                                                               "model_type": "bert"}))
+    with pytest.raises(ConfigError, match="BertModel") as e:
+        import_folder(tmp_path / "bert")
+    assert "\n" not in str(e.value)
+    with pytest.raises(DataError, match="config.json"):
+        import_folder(tmp_path / "nothing")
+    gelu_new = transformers.GPT2Config(vocab_size=37, n_positions=32, n_embd=32, n_layer=1, n_head=4)
+    transformers.GPT2LMHeadModel(gelu_new).save_pretrained(tmp_path / "gpt2")
+    with pytest.raises(ConfigError, match="activation_function='gelu_new'"):
+        import_folder(tmp_path / "gpt2")
+    cfg, _ = import_folder(tmp_path / "gpt2", approximate_gelu=True)
+    assert cfg.mlp == "gelu" and cfg.n_layer == 1
+
+
+def fake_run(root, cfg: ModelConfig, tokenizer: dict, seed: int = 0):
+    """A pipeline-shaped tree: root/data/runs/<row>/<seed>/{model.pt, run.json}, root/data/tokenized/tokenizer.json."""
+    run = root / "data" / "runs" / "qk_norm" / "0"
+    run.mkdir(parents=True)
+    model = GPT(cfg)
+    randomise(model, seed)
+    torch.save(model.state_dict(), run / "model.pt")
+    (run / "run.json").write_text(json.dumps({"row": "qk_norm", "seed": 0, "model": cfg.to_dict()}))
+    (root / "data" / "tokenized").mkdir(parents=True)
+    (root / "data" / "tokenized" / "tokenizer.json").write_text(json.dumps(tokenizer))
+    return run, model
+
+
+def cli_args(argv):
+    parser = argparse.ArgumentParser()
+    hf_io.add_parsers(parser.add_subparsers(dest="command"))
+    return parser.parse_args(argv)
+
+
+def test_cli_export_and_import_a_run_with_a_char_tokenizer(tmp_path, capsys):
+    cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=5)
+    run, model = fake_run(tmp_path, cfg, {"kind": "char", "symbols": list("abcde")})
+    args = cli_args(["export", str(run), str(tmp_path / "hf")])
+    hf_io.COMMANDS[args.command](args)
+    out = capsys.readouterr().out
+    assert "Qwen3ForCausalLM" in out and "no tokenizer class" in out
+    assert json.loads((tmp_path / "hf" / "vocab.json").read_text())["symbols"] == list("abcde")
+    args = cli_args(["import", str(tmp_path / "hf")])
+    hf_io.COMMANDS[args.command](args)
+    out = capsys.readouterr().out
+    assert "Qwen3ForCausalLM" in out and "n_kv_head" in out and "qk_norm" in out and "True" in out
+    _, back = import_folder(tmp_path / "hf")
+    assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+def test_export_a_run_with_a_bpe_tokenizer(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    from modern_gpt.corpus.tokenizers import BPETokenizer
+    tok = BPETokenizer.fit({"kind": "bpe", "vocab_size": 300}, "the cat sat on the mat\n" * 20)
+    cfg = dataclasses.replace(CASES["llama-gqa"][0], vocab_size=tok.vocab_size)
+    run, _ = fake_run(tmp_path, cfg, tok.to_dict())
+    result = export(run, tmp_path / "hf")
+    assert "tokenizer.json" in result.files
+    loaded = tokenizers.Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    assert loaded.encode("the cat").ids == tok.encode("the cat")
+
+
+def test_export_refuses_a_tokenizer_of_another_size(tmp_path):
+    cfg = CASES["gpt2"][0]
+    run, _ = fake_run(tmp_path, cfg, {"kind": "char", "symbols": list("abc")})
+    with pytest.raises(DataError, match="vocab_size=37"):
+        export(run, tmp_path / "hf")
+
+
+def test_export_of_a_missing_run_is_one_line(tmp_path):
+    with pytest.raises(DataError, match="model.pt") as e:
+        export(tmp_path / "nope", tmp_path / "hf")
+    assert "\n" not in str(e.value)
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "hf_configs"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("gpt2", "activation_function='gelu_new'"),
+    ("llama-3.1-8b", "rope_type='llama3'"),
+    ("llama-3-8b", "tie_word_embeddings=False"),
+    ("qwen3-8b", "tie_word_embeddings=False"),
+    ("mistral-7b-v0.1", "MistralForCausalLM"),
+])
+def test_real_configs_are_refused_with_the_field_named(name, message):
+    from modern_gpt.hf.convert import config_from_hf
+    path = FIXTURES / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(".", r"\.")) as e:
+        config_from_hf(json.loads(path.read_text()))
+    assert "\n" not in str(e.value)
+
+
+def test_real_gpt2_config_with_approximate_gelu_is_gpt2_small():
+    from modern_gpt.hf.convert import config_from_hf
+    path = FIXTURES / "gpt2.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    cfg = config_from_hf(json.loads(path.read_text()), approximate_gelu=True)
+    with torch.device("meta"):
+        assert GPT(cfg).num_params() == 124_439_808
