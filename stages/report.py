@@ -50,15 +50,13 @@ def main() -> None:
     s = report_settings(section, train_chars_per_token=meta["train"]["chars"] / meta["train"]["tokens"],
                         val_chars_per_token=meta["val"]["chars"] / meta["val"]["tokens"],
                         floor=floor["nats_per_char"] if floor else None)
-    seeds = listing["seeds"]
-    rows = ladder_results([(r["slug"], r["label"], records(r["slug"], seeds)) for r in listing["rows"]],
-                          confidence=s.confidence, param_tolerance=s.param_tolerance)
+    seeds, rule = listing["seeds"], dict(confidence=s.confidence, param_tolerance=s.param_tolerance)
+    rows = ladder_results([(r["slug"], r["label"], records(r["slug"], seeds)) for r in listing["rows"]], **rule)
     aa = None
     if listing["aa_seeds"]:
-        aa = row_result("baseline", rows[0].label, records("baseline", listing["aa_seeds"]), rows[0],
-                        confidence=s.confidence, param_tolerance=s.param_tolerance)
-    loo = [row_result(r["slug"], r["label"], records(r["slug"], seeds), rows[-1], confidence=s.confidence,
-                      param_tolerance=s.param_tolerance) for r in listing["leave_one_out"]]
+        aa = row_result("baseline", rows[0].label, records("baseline", listing["aa_seeds"]), rows[0], **rule)
+    loo = [row_result(r["slug"], r["label"], records(r["slug"], seeds), rows[-1], **rule)
+           for r in listing["leave_one_out"]]
     software = f"DVC {version('dvc')}, Python {platform.python_version()}"
     info = provenance(meta, rows, floor, software, match_params=listing["match_params"],
                       hf_classes=[(r["label"], r["hf_class"]) for r in listing["rows"]])

@@ -28,7 +28,6 @@ import torch
 
 from ..core.errors import ConfigError, DataError
 from ..nn import GPT, ModelConfig
-from ..nn.model import MLPS
 
 GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"
 HF_CLASSES = (GPT2, LLAMA, QWEN3)
@@ -92,10 +91,6 @@ def hf_class(cfg: ModelConfig) -> str:
             raise ConfigError("bias=True with qk_norm=True: Qwen3, the class with QK-norm, has no MLP biases")
         return QWEN3
     return LLAMA                     # bias=True maps to attention_bias=mlp_bias=True (RMSNorm has no bias)
-
-
-def _default_hidden(cfg: ModelConfig) -> int:
-    return MLPS[cfg.mlp].default_hidden(cfg)
 
 
 def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
@@ -208,7 +203,7 @@ def _config_from_hf(conf: Any, approximate_gelu: bool) -> ModelConfig:
             norm_placement="pre", pos="rope", rope_base=float(theta), mlp="swiglu", bias=attention_bias,
             qk_norm=arch == QWEN3)
         inner = g("intermediate_size")
-        return dataclasses.replace(base, mlp_hidden=0 if inner == _default_hidden(base) else inner)
+        return dataclasses.replace(base, mlp_hidden=0 if inner == base.hidden else inner)
     except TypeError as e:                              # a missing field reached ModelConfig's type checks
         raise ConfigError(f"{arch} config: {e}") from None
 

@@ -6,6 +6,7 @@ table's columns are declared once, in COLUMNS: header, alignment and how a cell 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -203,8 +204,7 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
         ]
         table.append({**csv_row(aa), "row": "aa"})
     if loo:
-        reference = RowResult(**{**rows[-1].__dict__, "label": "full model", "vs": None, "d_params": None,
-                                 "unequal": False})
+        reference = dataclasses.replace(rows[-1], label="full model", vs=None, d_params=None, unequal=False)
         parts += [
             "## Leave one out",
             "The ladder is cumulative, so a row's effect can depend on the rows before it. Here each change is "
