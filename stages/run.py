@@ -6,12 +6,17 @@ tokens per second, and the md5 of the code this process imported). One process p
 DVC caches, restores and shares.
 """
 
+import os
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 # Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
 # tokenize.py would shadow the standard library module of that name.
-sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
+sys.path[0] = str(ROOT / "src")
+# train.compile: Inductor's kernels persist in .cache/ (ignored by git and DVC) across stages and `dvc repro`
+# calls, so each distinct graph compiles once; an explicit TORCHINDUCTOR_CACHE_DIR wins.
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".cache" / "torchinductor"))
 
 import argparse
 import dataclasses
@@ -26,7 +31,6 @@ from modern_gpt.training.config import TrainConfig
 from modern_gpt.training.run import run
 
 PARAMS = ()                        # none: a run reads its resolved config file, which the plan stage writes
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

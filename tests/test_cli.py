@@ -164,11 +164,49 @@ def test_bad_corpus_is_one_line_and_changes_nothing(tmp_path, capsys, content, m
     assert Path(path).read_bytes() == content and os.listdir(tmp_path) == ["corpus.txt"]
 
 
-def test_bench_prints_every_row_with_tokens_per_second_and_mfu(capsys):
-    assert main(["bench", "--n-layer", "1", "--n-embd", "32", "--block-size", "16", "--batch-size", "2",
-                 "--iters", "1", "--windows", "2", "--warmup", "1"]) == 0
+TINY_BENCH = ["bench", "--n-layer", "1", "--n-embd", "32", "--block-size", "16", "--batch-size", "2",
+              "--iters", "1", "--windows", "2", "--warmup", "1"]
+
+
+def bench_lines(out: str) -> list[list[str]]:
+    """The table's lines as (variant, mode, rest...) from the fixed-width columns."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("variant")) + 2
+    return [[line[:25].rstrip(), line[25:42].rstrip(), *line[42:].split()] for line in lines[start:] if line.strip()
+            and not line.startswith("×")]
+
+
+def test_bench_times_a_reference_and_every_row_side_by_side(capsys):
+    assert main([*TINY_BENCH, "--compile", "none", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "fp32 matmul peak" in out
-    rows = table_rows(out)
-    assert [r[:22].rstrip() for r in rows] == LABELS
-    assert all(r.rstrip().endswith("%") for r in rows)
+    assert "float32 matmul peak (best size" in out
+    table = bench_lines(out)
+    assert table[0][:2] == ["reference (plain Step 1)", "eager"]
+    assert table[0][5:7] == ["1.00", "1.00"]                       # the reference against itself
+    assert [t[0] for t in table[1::2]] == LABELS and {t[1] for t in table[1::2]} == {"eager"}
+    assert [t[0] for t in table[2::2]] == LABELS and {t[1] for t in table[2::2]} == {"2 seeds batched"}
+    for t in table:
+        assert float(t[3].replace(",", "")) > 0 and t[-2].endswith("%") and t[-1].endswith("s")
+
+
+def test_bench_compiles_the_rows_it_is_given(capsys):
+    assert main([*TINY_BENCH, "--rows", "baseline,qk_norm", "--compile", "default"]) == 0
+    table = bench_lines(capsys.readouterr().out)
+    assert [t[:2] for t in table] == [["reference (plain Step 1)", "eager"], ["reference (plain Step 1)", "default"],
+                                      ["Step 1 baseline", "eager"], ["Step 1 baseline", "default"],
+                                      ["+ QK-norm", "eager"], ["+ QK-norm", "default"]]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rows", "baseline,nope"], "--rows: no row nope"),
+    (["--seeds", "0"], "--seeds=0: must be at least 1"),
+    (["--compile", "fast"], "argument --compile: invalid choice"),
+])
+def test_bench_bad_options_are_one_line(capsys, args, message):
+    try:
+        code = main([*TINY_BENCH, *args])
+    except SystemExit as e:                                         # argparse's own one-line error
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

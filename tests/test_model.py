@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -9,12 +10,12 @@ import torch.nn.functional as F
 
 from conftest import tiny_rows
 from modern_gpt.nn import ModelConfig
-from modern_gpt.nn.model import GPT, Attention, NoPositions, RMSNorm, RotaryPositions, SwiGLU, apply_rope, match_mlp, rope_cache
+from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, RotaryPositions, SwiGLU, apply_rope, match_mlp, rope_cache
 
 
 def test_rmsnorm_matches_its_formula():
     x = torch.randn(3, 5, 8, dtype=torch.float64)
-    norm = RMSNorm(8, eps=1e-6).double()
+    norm = NORMS["rmsnorm"](8, SimpleNamespace(norm_eps=1e-6)).double()
     with torch.no_grad():
         norm.weight.copy_(torch.linspace(0.5, 2.0, 8))
     expected = x / torch.sqrt((x**2).mean(-1, keepdim=True) + 1e-6) * norm.weight

@@ -46,8 +46,9 @@ def two_rows(**kw) -> list[RowResult]:
 
 def test_each_line_reads_the_meta_and_the_run_records():
     info = provenance(META, two_rows(md5="aaaabbbbcccc", files=FILES), None, SOFTWARE)
-    assert list(info) == ["corpus", "split", "tokenizer", "model shape", "seeds", "training", "evaluation",
-                          "training code", "software", "device"]
+    assert list(info) == ["corpus", "split", "tokenizer", "model shape", "seeds", "training", "speed",
+                          "evaluation", "training code", "software", "device"]
+    assert info["speed"] == "float32 (TF32 matmuls on CUDA), eager (train.compile: none)"   # older records: defaults
     assert info["corpus"] == "`data/generated/sanskrit.txt`: 2,000,000 characters, 5,432,100 bytes, md5 `0123456789abcdef`"
     assert info["split"] == ("contiguous; the last 15% validates (300,000 characters, 170,000 tokens; "
                              "train 960,000 tokens)")                          # meta's val_fraction, not params'
@@ -56,7 +57,7 @@ def test_each_line_reads_the_meta_and_the_run_records():
     assert info["seeds"] == "3, 5, 7"                                          # the runs' seeds
     # 1500 × 8 × 48 = 576,000 tokens per run, 0.60 passes over 960,000 train tokens
     assert info["training"] == ("1,500 steps × 8 sequences × 48 tokens = 576,000 tokens per run (0.60 passes over "
-                                "the train split); AdamW, lr 0.002 → 0.0002 (warm-up 50, cosine), weight decay 0.1, "
+                                "the train split); fused AdamW, lr 0.002 → 0.0002 (warm-up 50, cosine), weight decay 0.1, "
                                 "clip 1")
     assert info["evaluation"] == "40 fixed windows of 48 tokens per split, every 250 steps and at the end"
     assert info["training code"].startswith("md5 `aaaabbbbcccc` over the 5 files the runs imported")

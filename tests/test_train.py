@@ -149,7 +149,7 @@ def test_learning_rate_warms_up_then_decays_to_min():
 
 def test_weight_decay_applies_to_matrices_only(toy):
     model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
-    decay, no_decay = train_module.make_optimizer(model, FAST, torch.device("cpu")).param_groups
+    decay, no_decay = train_module.make_optimizer(model.parameters(), FAST).param_groups
     assert all(p.dim() == 2 for p in decay["params"]) and decay["weight_decay"] == FAST.weight_decay
     assert all(p.dim() == 1 for p in no_decay["params"]) and no_decay["weight_decay"] == 0.0
     assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))

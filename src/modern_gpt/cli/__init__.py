@@ -14,8 +14,8 @@ from ..corpus.tokenizers import SymbolTokenizer
 from ..nn import ModelConfig
 from ..pipeline.ladder import LADDER, MODERN, ladder
 from ..training.batches import check_length
-from ..training.config import TrainConfig
-from ..training.loop import resolve_device
+from ..training.config import COMPILE_MODES, DTYPES, TrainConfig
+from ..training.loop import fast_matmuls, resolve_device
 from . import ablate, bench
 from . import explain as explain_cli
 from . import hf_io
@@ -47,6 +47,12 @@ def add_shape_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu", help="where to train (default cpu)")
 
 
+def add_speed_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--compile", choices=COMPILE_MODES, default="none",
+                   help="torch.compile mode, or none for eager (default none; a cold compile takes a minute)")
+    p.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: matmuls under bf16 autocast")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.")
     sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,explain,import-config,export,import}", parser_class=Parser)
@@ -58,13 +64,22 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--lr", type=float, help="peak learning rate")
     a.add_argument("--seeds", type=int, default=1, help="seeds per row; >1 adds mean±range and a spread verdict")
     a.add_argument("--val-fraction", type=float, default=0.1, help="the last fraction of the corpus validates")
+    a.add_argument("--batch-seeds", action="store_true",
+                   help="train a row's seeds as one batched model: the same numbers; faster where one small model "
+                        "leaves the device idle (a GPU), slower on a CPU (README: Speed)")
     add_shape_args(a)
+    add_speed_args(a)
 
-    b = sub.add_parser("bench", help="training tokens/s and model FLOPs utilisation per ladder row")
+    b = sub.add_parser("bench", help="training tokens/s side by side: a plain reference, each row eager and compiled")
     b.add_argument("--iters", type=int, default=10, help="steps per timed window (default 10)")
     b.add_argument("--windows", type=int, default=5, help="timed windows; the median is reported (default 5)")
-    b.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
+    b.add_argument("--warmup", type=int, default=5, help="untimed steps first, compiles included (default 5)")
     b.add_argument("--vocab-size", type=int, default=65, help="tokens in the vocabulary (default 65)")
+    b.add_argument("--rows", help="comma-separated row slugs to time, e.g. baseline,qk_norm (default: every row)")
+    b.add_argument("--seeds", type=int, default=1, help=">1: also each row's seeds as one batched model (eager)")
+    b.add_argument("--compile", choices=COMPILE_MODES, default="default",
+                   help="the compile mode timed next to eager (default: default; none: eager only)")
+    b.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: matmuls under bf16 autocast")
     add_shape_args(b)
     explain_cli.add_parsers(sub)
     hf_io.add_parsers(sub)
@@ -107,6 +122,7 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     train_cfg = TrainConfig(
         iters=iters, batch_size=settings["batch_size"], lr=settings["lr"], min_lr=settings["lr"] / 10,
         warmup_iters=min(iters // 10, 100), eval_interval=max(1, iters // 10), device=args.device,
+        compile=args.compile, dtype=args.dtype,
     )
     device = resolve_device(train_cfg.device)        # every check before the first line of output
     check_length("train", train_data, settings["block_size"])
@@ -116,23 +132,40 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     print(ablate.header(args.seeds), flush=True)
     # a live progress bar on a terminal; nothing extra when the output is captured
     ablate.run_ladder(rows, train_cfg, train_data, val_data, list(range(args.seeds)), val_chars=len(val_text),
-                      progress=sys.stderr.isatty(), on_row=lambda r: print(ablate.format_row(r), flush=True))
+                      progress=sys.stderr.isatty(), on_row=lambda r: print(ablate.format_row(r), flush=True),
+                      batch_seeds=args.batch_seeds)
 
 
 def cmd_bench(args: argparse.Namespace) -> None:
     settings = settings_from(args, {k: v for k, v in DEFAULT.items() if k not in ("iters", "lr")})
     rows = rows_for(settings, args.vocab_size, args.n_kv_head)
-    train_cfg = TrainConfig(batch_size=settings["batch_size"], device=args.device)
+    if args.rows:
+        wanted = args.rows.split(",")
+        unknown = [r for r in wanted if r not in [row.slug for row in rows]]
+        if unknown:
+            raise ConfigError(f"--rows: no row {', '.join(unknown)} (rows: {', '.join(row.slug for row in rows)})")
+        rows = [row for row in rows if row.slug in wanted]
+    for name in ("iters", "windows", "seeds"):
+        if getattr(args, name) < 1:
+            raise ConfigError(f"--{name}={getattr(args, name)}: must be at least 1")
+    train_cfg = TrainConfig(batch_size=settings["batch_size"], device=args.device, dtype=args.dtype)
     device = resolve_device(train_cfg.device)
-    print(f"device={device} threads={torch.get_num_threads()} torch={torch.__version__} "
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"device={device} ({where}) torch={torch.__version__} dtype={args.dtype} "
           f"shape: {settings['n_layer']} layers, {settings['n_head']} heads, {settings['n_embd']} wide, "
           f"{settings['block_size']} context, batch {settings['batch_size']}")
-    peak = bench.matmul_peak(device)
-    print(f"fp32 matmul peak (1024², median of 5): {peak / 1e9:.1f} GFLOP/s")
-    print(f"tokens/s: median of {args.windows} windows × {args.iters} steps after {args.warmup} warm-up steps\n")
-    results = [bench.bench_row(row, train_cfg, args.iters, args.windows, args.warmup) for row in rows]
+    dtype = torch.bfloat16 if args.dtype == "bfloat16" else torch.float32
+    fast_matmuls(device)                                 # the peak in the precision the rows train in
+    peak, size = bench.matmul_peak(device, dtype)
+    tf32 = " (TF32)" if device.type == "cuda" and args.dtype == "float32" else ""
+    print(f"{args.dtype}{tf32} matmul peak (best size {size}², median of 5): {peak / 1e9:,.1f} GFLOP/s")
+    print(f"tokens/s: median of {args.windows} interleaved windows × {args.iters} steps, after {args.warmup} "
+          "warm-up steps\n", flush=True)
+    modes = ["none"] + ([args.compile] if args.compile != "none" else [])
+    results = bench.bench(rows, train_cfg, modes, args.seeds, args.iters, args.windows, args.warmup)
     print(bench.format_bench(results, peak))
-    print("\nMFU = (6 · matmul params + 12 · layers · width · context) · tokens/s ÷ the measured peak")
+    print("\n× ref: against the plain reference, eager; × same: against the reference in the same mode. "
+          "MFU = (6 · matmul params + 12 · layers · width · context) · tokens/s ÷ the peak above")
 
 
 def main(argv: list[str] | None = None) -> int:

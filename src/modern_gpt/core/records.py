@@ -38,6 +38,8 @@ class RunRecord:
     tokens_per_sec: float             # training tokens per second of optimiser steps
     device: str
     torch: str
+    compiled_graphs: int = 0          # torch.compile: graphs this run compiled (a cold kernel cache) ...
+    cached_graphs: int = 0            # ... and graphs it loaded from the kernel cache
     code_md5: str = ""                # md5 over the code the run imported (pipeline runs)
     code_files: tuple[str, ...] = field(default=())
 

@@ -21,21 +21,10 @@ if TYPE_CHECKING:
 Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin, (block_size, head_size/2) each
 
 
-class RMSNorm(nn.Module):
-    """LayerNorm without the centring: divide by the root-mean-square, times a gain. No bias."""
-
-    def __init__(self, dim: int, eps: float):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
 NORMS = {
     "layernorm": lambda dim, cfg: nn.LayerNorm(dim, eps=cfg.norm_eps, bias=cfg.bias),   # centre, scale, shift
-    "rmsnorm": lambda dim, cfg: RMSNorm(dim, cfg.norm_eps),                             # scale only
+    # LayerNorm without the centring: x / rms(x) · gain, no bias (F.rms_norm, torch's own kernel)
+    "rmsnorm": lambda dim, cfg: nn.RMSNorm(dim, eps=cfg.norm_eps),
 }
 
 

@@ -39,6 +39,20 @@ def hf_line(classes: list[tuple[str, str | None]]) -> str:
     return "; ".join(parts)
 
 
+def speed_line(runs: list) -> str:
+    """How the runs computed: precision and compile mode (each a setting of train:, the same for every run)."""
+    settings = sorted({(run.train.get("dtype", "float32"), run.train.get("compile", "none")) for run in runs})
+    parts = []
+    for dtype, mode in settings:
+        part = f"{dtype}{' autocast' if dtype != 'float32' else ''} (TF32 matmuls on CUDA), "
+        part += "eager (train.compile: none)" if mode == "none" else f"torch.compile mode {mode!r}"
+        parts.append(part)
+    compiled, cached = sum(run.compiled_graphs for run in runs), sum(run.cached_graphs for run in runs)
+    if compiled or cached:
+        parts.append(f"{compiled} graphs compiled, {cached} loaded from the kernel cache (`.cache/`)")
+    return "; ".join(parts) if len(settings) == 1 else "**runs differ**: " + "; ".join(parts)
+
+
 def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: str,
                match_params: bool = False, hf_classes: list[tuple[str, str | None]] = ()) -> dict[str, str]:
     """One line per fact: corpus, split, tokenizer, shape, seeds, training, evaluation, code, software, device."""
@@ -56,9 +70,10 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: 
                        f"dropout {m['dropout']}",
         "seeds": ", ".join(str(run.seed) for run in rows[0].runs),
         "training": f"{t['iters']:,} steps × {t['batch_size']} sequences × {m['block_size']} tokens = {tokens:,} "
-                    f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); AdamW, "
+                    f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); fused AdamW, "
                     f"lr {t['lr']:g} → {t['min_lr']:g} (warm-up {t['warmup_iters']}, cosine), weight decay "
                     f"{t['weight_decay']:g}, clip {t['grad_clip']:g}",
+        "speed": speed_line(runs),
         "evaluation": f"{t['eval_iters'] * t['batch_size']} fixed windows of {m['block_size']} tokens per split, "
                       f"every {t['eval_interval']} steps and at the end",
         "training code": code_line(rows),

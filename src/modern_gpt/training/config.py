@@ -6,10 +6,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
 from ..core.errors import ConfigError
 from ..core.validate import check_choice, check_positive, check_types, from_dict
 
 DEVICES = ("cpu", "cuda", "auto")
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")   # torch.compile's modes, or eager
+DTYPES = ("float32", "bfloat16")
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,8 @@ class TrainConfig:
     eval_interval: int = 50        # steps between points on the loss curve
     eval_iters: int = 8            # fixed batches per loss estimate
     device: str = "cpu"            # 'cpu' | 'cuda' | 'auto'
+    compile: str = "none"          # 'none' (eager) or a torch.compile mode: 'default' | 'reduce-overhead' | 'max-autotune'
+    dtype: str = "float32"         # 'bfloat16': matmuls under bf16 autocast (weights and optimiser stay fp32)
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -41,6 +47,12 @@ class TrainConfig:
             if not 0 <= getattr(self, name) < 1:
                 raise ConfigError(f"{name}={getattr(self, name)}: must be in [0, 1)")
         check_choice("device", self.device, DEVICES)
+        check_choice("compile", self.compile, COMPILE_MODES)
+        check_choice("dtype", self.dtype, DTYPES)
+
+    def autocast(self, device: torch.device) -> torch.autocast:
+        """The precision context of every forward pass, training and evaluation alike."""
+        return torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16")
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "train") -> "TrainConfig":

@@ -11,6 +11,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from typing import Iterable
 
 import torch
 from tqdm import tqdm
@@ -40,25 +41,57 @@ def get_lr(it: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (cfg.lr - cfg.min_lr)
 
 
-def make_optimizer(model: GPT, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
-    """AdamW; weight decay on matrices only (not on gains, biases or other vectors)."""
-    params = [p for p in model.parameters() if p.requires_grad]
+def make_optimizer(params: Iterable[torch.Tensor], cfg: TrainConfig, stacked: int = 0) -> torch.optim.AdamW:
+    """AdamW, fused (one kernel for all tensors, on CPU and CUDA alike); weight decay on matrices only
+    (not on gains, biases or other vectors). stacked: leading dimensions that stack several models' copies."""
+    params = [p for p in params if p.requires_grad]
     groups = [
-        {"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
-        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+        {"params": [p for p in params if p.dim() - stacked >= 2], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in params if p.dim() - stacked < 2], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=device.type == "cuda")
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)
 
 
-def step(model: GPT, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, grad_clip: float) -> float:
+def fast_matmuls(device: torch.device) -> None:
+    """On CUDA, float32 matmuls run in TF32 (nanoGPT's recipe); elsewhere nothing changes."""
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.fp32_precision = "tf32"
+
+
+def accelerate(model: GPT, cfg: TrainConfig, device: torch.device) -> torch.nn.Module:
+    """What training and evaluation call: the model itself (compile='none'), or torch.compile's wrapper
+    around the same parameters. Inductor keeps its kernels on disk (TORCHINDUCTOR_CACHE_DIR; the
+    pipeline's run stage points it at .cache/ in the project), so only the first process that meets a
+    graph pays for compiling it. On CUDA, float32 matmuls run in TF32 (fast_matmuls)."""
+    fast_matmuls(device)
+    if cfg.compile == "none":
+        return model
+    if device.type == "cpu":
+        # Inductor's multithreaded C++ kernels changed a loss in its last bit now and then between two
+        # processes (seen with 2 threads); single-threaded they give the same numbers every time, at a
+        # few percent of speed. Matmuls and attention still use every thread.
+        import torch._inductor.config
+        torch._inductor.config.cpp.threads = 1
+    return torch.compile(model, mode=cfg.compile)
+
+
+def graph_counts() -> tuple[int, int]:
+    """Inductor's graphs so far in this process: (compiled, loaded from the on-disk cache)."""
+    from torch._dynamo.utils import counters
+    return counters["inductor"]["fxgraph_cache_miss"], counters["inductor"]["fxgraph_cache_hit"]
+
+
+def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
+         cfg: TrainConfig) -> float:
     """One optimiser step; returns the batch loss. A non-finite loss is returned before any update."""
-    _, loss = model(x, y)
+    with cfg.autocast(x.device):
+        _, loss = model(x, y)
     loss_value = loss.item()
     if not math.isfinite(loss_value):
         return loss_value
     loss.backward()
-    if grad_clip > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    if cfg.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return loss_value
@@ -73,6 +106,7 @@ class Trained:
     secs: float
     tokens_per_sec: float
     device: str
+    graphs: tuple[int, int] = (0, 0)   # torch.compile: graphs (compiled, loaded from the kernel cache)
 
 
 def train(
@@ -94,17 +128,18 @@ def train(
     device = resolve_device(train_cfg.device)
     torch.manual_seed(seed)
     model = GPT(model_cfg).to(device)
+    graphs_before = graph_counts()
+    fast = accelerate(model, train_cfg, device)
     batches = torch.Generator().manual_seed(seed)
     n_eval = train_cfg.eval_iters * train_cfg.batch_size
     train_windows = fixed_windows(train_data, model_cfg.block_size, n_eval)
     val_windows = fixed_windows(val_data, model_cfg.block_size, n_eval)
-    optimizer = make_optimizer(model, train_cfg, device)
+    optimizer = make_optimizer(model.parameters(), train_cfg)
     bar = tqdm(total=train_cfg.iters, desc=label, leave=False, disable=None if progress else True,
                file=sys.stderr, dynamic_ncols=True)
 
     def evaluate(it: int) -> None:
-        point = Point(it, mean_loss(model, train_windows, train_cfg.batch_size),
-                      mean_loss(model, val_windows, train_cfg.batch_size))
+        point = Point(it, mean_loss(fast, train_windows, train_cfg), mean_loss(fast, val_windows, train_cfg))
         curve.append(point)
         if progress and bar.disable:             # not a terminal: a line per point, for logs
             print(f"{label} step {it}/{train_cfg.iters}: train {point.train:.4f} val {point.val:.4f}",
@@ -122,7 +157,7 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = get_lr(it, train_cfg)
         x, y = get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, batches)
-        loss_value = step(model, optimizer, x.to(device), y.to(device), train_cfg.grad_clip)
+        loss_value = step(fast, optimizer, x.to(device), y.to(device), train_cfg)
         if not math.isfinite(loss_value):
             diverged = True
             break
@@ -133,5 +168,6 @@ def train(
         evaluate(steps_done)
     bar.close()
     tokens = steps_done * train_cfg.batch_size * model_cfg.block_size
+    graphs = tuple(after - before for after, before in zip(graph_counts(), graphs_before))
     return model, Trained(diverged, steps_done, tuple(curve), time.perf_counter() - t0,
-                          tokens / step_secs if step_secs else 0.0, str(device))
+                          tokens / step_secs if step_secs else 0.0, str(device), graphs)

@@ -11,9 +11,10 @@ import torch
 
 from ..core.records import RunRecord
 from ..nn import GPT, ModelConfig
+from .batched import train_seeds
 from .config import TrainConfig
-from .evaluate import score
-from .loop import train
+from .evaluate import bits_per_char
+from .loop import Trained, train
 
 
 def run(row: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor,
@@ -23,14 +24,34 @@ def run(row: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: to
     t0 = time.perf_counter()
     model, trained = train(model_cfg, train_cfg, train_data, val_data, seed, label=label or f"{row} seed {seed}",
                            progress=progress)
+    return model, record(row, seed, model_cfg, train_cfg, model, trained, len(val_data), val_chars,
+                         time.perf_counter() - t0)
+
+
+def run_seeds(row: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor,
+              val_data: torch.Tensor, seeds: list[int], *, val_chars: int, label: str | None = None,
+              progress: bool = True) -> list[tuple[GPT, RunRecord]]:
+    """run() for several seeds trained as one batched model (training.batched): the same records, to rounding."""
+    t0 = time.perf_counter()
+    done = train_seeds(model_cfg, train_cfg, train_data, val_data, seeds, label=label or row, progress=progress)
+    secs = (time.perf_counter() - t0) / len(seeds)       # each seed's share of the wall clock
+    return [(model, record(row, seed, model_cfg, train_cfg, model, trained, len(val_data), val_chars, secs))
+            for seed, (model, trained) in zip(seeds, done)]
+
+
+def record(row: str, seed: int, model_cfg: ModelConfig, train_cfg: TrainConfig, model: GPT, trained: Trained,
+           val_tokens: int, val_chars: int, secs: float) -> RunRecord:
+    """The run record. The loop's last loss-curve point is the score of the final weights (the same fixed
+    windows evaluate.score uses), so nothing is evaluated twice."""
     scores = {"train_loss": None, "val_loss": None, "val_bpc": None}
     if not trained.diverged:
-        scores = score(model, train_cfg, train_data, val_data, val_chars)
-    record = RunRecord(
+        last = trained.curve[-1]
+        scores = {"train_loss": last.train, "val_loss": last.val,
+                  "val_bpc": bits_per_char(last.val, val_tokens, val_chars)}
+    return RunRecord(
         row=row, seed=seed, model=model_cfg.to_dict(), train=train_cfg.to_dict(),
         diverged=trained.diverged, steps=trained.steps, curve=trained.curve, **scores,
         params=model.num_params(), params_non_embedding=model.num_params(non_embedding=True),
-        secs=time.perf_counter() - t0, tokens_per_sec=trained.tokens_per_sec, device=trained.device,
-        torch=torch.__version__,
+        secs=secs, tokens_per_sec=trained.tokens_per_sec, device=trained.device,
+        torch=torch.__version__, compiled_graphs=trained.graphs[0], cached_graphs=trained.graphs[1],
     )
-    return model, record

@@ -1,0 +1,225 @@
+"""Speed that does not change what is measured: fused AdamW, bf16 autocast, torch.compile with its kernel
+cache, and seeds batched into one model (the quick command's and the bench's, never the pipeline's)."""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import modern_gpt.training.loop as loop
+from conftest import tiny_rows, toy_text
+from modern_gpt.core.errors import ConfigError
+from modern_gpt.core.files import token_bytes
+from modern_gpt.core.records import RunRecord
+from modern_gpt.corpus.reading import split_text
+from modern_gpt.corpus.tokenizers import SymbolTokenizer
+from modern_gpt.nn import GPT
+from modern_gpt.reporting.provenance import speed_line
+from modern_gpt.training.batched import Stacked, train_seeds
+from modern_gpt.training.config import TrainConfig
+from modern_gpt.training.loop import make_optimizer, train
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = TrainConfig(iters=10, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=2, eval_interval=2, eval_iters=2)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    text = toy_text()
+    tok = SymbolTokenizer.fit({"kind": "char"}, text)
+    return tok.vocab_size, *(torch.tensor(tok.encode(part)) for part in split_text(text, 0.1))
+
+
+def max_curve_gap(a, b) -> float:
+    assert [p.iter for p in a.curve] == [p.iter for p in b.curve]
+    return max(max(abs(p.train - q.train), abs(p.val - q.val)) for p, q in zip(a.curve, b.curve))
+
+
+@pytest.mark.parametrize("index", [0, 6], ids=["baseline", "full"])
+@pytest.mark.parametrize("placement", ["pre", "post"])
+def test_batched_seeds_give_each_seed_its_own_runs_numbers(toy, index, placement):
+    vocab, train_data, val_data = toy
+    cfg = tiny_rows(vocab, norm_placement=placement)[index].config
+    batched = train_seeds(cfg, SMOKE, train_data, val_data, [0, 1, 2], progress=False)
+    for seed, (model, trained) in zip([0, 1, 2], batched):
+        alone_model, alone = train(cfg, SMOKE, train_data, val_data, seed, progress=False)
+        assert not trained.diverged and trained.steps == alone.steps == 10
+        assert max_curve_gap(trained, alone) < 1e-5                     # 10 smoke-size steps, each seed alike
+        for (name, p), q in zip(model.named_parameters(), alone_model.parameters()):
+            torch.testing.assert_close(p, q, atol=1e-4, rtol=0, msg=name)
+    # and the seeds really are different runs
+    assert batched[0][1].curve[-1].val != batched[1][1].curve[-1].val
+
+
+def test_a_diverging_seed_stops_alone_with_its_weights_before_the_bad_step(toy, monkeypatch):
+    vocab, train_data, val_data = toy
+    cfg = tiny_rows(vocab)[-1].config
+    calls = []
+    real_losses = Stacked.losses
+
+    def nan_for_seed_1_at_step_3(self, x, y, train_cfg):
+        losses = real_losses(self, x, y, train_cfg)
+        calls.append(1)
+        if len(calls) == 4:
+            losses = losses.clone()
+            losses.data[1] = float("nan")
+        return losses
+
+    monkeypatch.setattr(Stacked, "losses", nan_for_seed_1_at_step_3)
+    (m0, t0), (m1, t1) = train_seeds(cfg, SMOKE, train_data, val_data, [0, 1], progress=False)
+    monkeypatch.undo()
+    assert not t0.diverged and t0.steps == 10
+    assert t1.diverged and t1.steps == 3 and [p.iter for p in t1.curve] == [0, 2]
+    real_step = loop.step
+    steps = []
+
+    def nan_at_call_4(*args):
+        steps.append(1)
+        return float("nan") if len(steps) == 4 else real_step(*args)
+
+    monkeypatch.setattr(loop, "step", nan_at_call_4)
+    alone_model, alone = train(cfg, SMOKE, train_data, val_data, 1, progress=False)
+    assert alone.diverged and alone.steps == 3 and max_curve_gap(t1, alone) < 1e-5
+    for p, q in zip(m1.parameters(), alone_model.parameters()):
+        torch.testing.assert_close(p, q, atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"compile": "default"}, "compile='default': seeds batched train eagerly"),
+    ({"dropout": 0.1}, "dropout=0.1: training seeds batched needs dropout 0"),
+])
+def test_batched_seeds_refuse_what_would_break_the_equality(toy, change, message):
+    vocab, train_data, val_data = toy
+    cfg, train_cfg = tiny_rows(vocab)[0].config, SMOKE
+    if "dropout" in change:
+        cfg = type(cfg)(**{**cfg.to_dict(), **change})
+    else:
+        train_cfg = TrainConfig(**{**SMOKE.to_dict(), **change})
+    with pytest.raises(ConfigError, match=message):
+        train_seeds(cfg, train_cfg, train_data, val_data, [0, 1], progress=False)
+
+
+def test_quick_command_batch_seeds_prints_the_same_table_as_seeds_one_by_one():
+    args = [sys.executable, "-m", "modern_gpt", "ablate", "--smoke", "--iters", "12", "--seeds", "2"]
+    one_by_one = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    batched = subprocess.run([*args, "--batch-seeds"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+
+    def losses(out: str) -> list[list[str]]:                    # every column but the seconds
+        return [[w for w in line.split() if not re.fullmatch(r"\d+s", w)]
+                for line in out.splitlines() if line.startswith(("Step 1", "+ "))]
+
+    assert len(losses(batched)) == 7 and losses(batched) == losses(one_by_one)
+
+
+def test_adamw_is_fused_and_the_precision_is_a_setting(toy):
+    model = GPT(tiny_rows(toy[0])[0].config)
+    assert make_optimizer(model.parameters(), SMOKE).defaults["fused"] is True
+    with pytest.raises(ConfigError, match="compile='fast': allowed values are none, default, reduce-overhead"):
+        TrainConfig(compile="fast")
+    with pytest.raises(ConfigError, match="dtype='float16': allowed values are float32, bfloat16"):
+        TrainConfig(dtype="float16")
+
+
+def test_bf16_autocast_trains_on_cpu_and_rounds_differently(toy):
+    vocab, train_data, val_data = toy
+    cfg = tiny_rows(vocab)[-1].config
+    _, fp32 = train(cfg, SMOKE, train_data, val_data, 0, progress=False)
+    _, bf16 = train(cfg, TrainConfig(**{**SMOKE.to_dict(), "dtype": "bfloat16"}), train_data, val_data, 0,
+                    progress=False)
+    assert not bf16.diverged and all(math.isfinite(p.val) for p in bf16.curve)
+    assert 0 < max_curve_gap(bf16, fp32) < 0.05                        # autocast is on, and it is only rounding
+
+
+def test_the_report_says_how_the_runs_computed():
+    def record(**train) -> RunRecord:
+        return RunRecord(row="r", seed=0, model={}, train={"dtype": "float32", "compile": "none", **train},
+                         diverged=False, steps=1, curve=(), train_loss=1.0, val_loss=1.0, val_bpc=1.0, params=1,
+                         params_non_embedding=1, secs=1.0, tokens_per_sec=1.0, device="cpu", torch="2",
+                         compiled_graphs=2 if train else 0, cached_graphs=1 if train else 0)
+
+    assert speed_line([record(), record()]) == "float32 (TF32 matmuls on CUDA), eager (train.compile: none)"
+    line = speed_line([record(compile="default"), record(compile="default")])
+    assert "torch.compile mode 'default'" in line and "4 graphs compiled, 2 loaded from the kernel cache" in line
+    assert speed_line([record(), record(dtype="bfloat16")]).startswith("**runs differ**")
+
+
+COMPILED_RUN = textwrap.dedent("""
+    import json, sys, torch
+    sys.path.insert(0, sys.argv[1])
+    from conftest import tiny_rows, toy_text
+    from modern_gpt.corpus.reading import split_text
+    from modern_gpt.corpus.tokenizers import SymbolTokenizer
+    from modern_gpt.training.config import TrainConfig
+    from modern_gpt.training.run import run
+    text = toy_text(3000)
+    tok = SymbolTokenizer.fit({"kind": "char"}, text)
+    train_data, val_data = (torch.tensor(tok.encode(p)) for p in split_text(text, 0.1))
+    cfg = TrainConfig(iters=6, batch_size=4, lr=3e-3, min_lr=3e-4, warmup_iters=1, eval_interval=3, eval_iters=2,
+                      compile=sys.argv[2])
+    row = tiny_rows(tok.vocab_size, n_layer=1)[-1]
+    _, record = run(row.slug, row.config, cfg, train_data, val_data, 0, val_chars=len(val_data), progress=False)
+    print(json.dumps(record.to_dict()))
+""")
+
+
+def compiled_run(tmp_path: Path, mode: str) -> RunRecord:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "kernels")}
+    out = subprocess.run([sys.executable, "-c", COMPILED_RUN, str(ROOT / "tests"), mode], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, check=True).stdout
+    return RunRecord.from_dict(json.loads(out.splitlines()[-1]))
+
+
+@pytest.mark.slow
+def test_a_compiled_run_is_deterministic_and_the_next_process_reuses_its_kernels(tmp_path):
+    cold = compiled_run(tmp_path, "default")
+    warm = compiled_run(tmp_path, "default")
+    assert cold.compiled_graphs > 0 and cold.cached_graphs == 0          # the first process pays ...
+    assert warm.compiled_graphs == 0 and warm.cached_graphs == cold.compiled_graphs   # ... the next loads them
+    assert warm.curve == cold.curve and warm.val_loss == cold.val_loss     # same seed, same numbers
+    eager = compiled_run(tmp_path, "none")
+    assert eager.compiled_graphs == eager.cached_graphs == 0
+    assert max(abs(p.val - q.val) for p, q in zip(eager.curve, cold.curve)) < 1e-3   # other kernels, same maths
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+def test_every_compile_mode_trains_on_cpu(tmp_path, mode):
+    record = compiled_run(tmp_path, mode)
+    assert not record.diverged and record.compiled_graphs > 0 and math.isfinite(record.val_loss)
+
+
+@pytest.mark.slow
+def test_the_run_stage_keeps_its_kernels_in_the_projects_cache_folder(tmp_path):
+    """stages/run.py points Inductor at <project>/.cache/torchinductor (ignored by git and DVC): a second
+    process of the same row, another seed, compiles nothing."""
+    text = toy_text(3000)
+    tok = SymbolTokenizer.fit({"kind": "char"}, text)
+    data = tmp_path / "tokenized"
+    data.mkdir()
+    for name, part in zip(("train", "val"), split_text(text, 0.1)):
+        (data / f"{name}.bin").write_bytes(token_bytes(tok.encode(part)))
+    (data / "meta.json").write_text(json.dumps({"val": {"chars": len(split_text(text, 0.1)[1])}}))
+    row = tiny_rows(tok.vocab_size, n_layer=1)[-1]
+    train_cfg = TrainConfig(iters=4, batch_size=4, warmup_iters=1, eval_interval=2, eval_iters=2, compile="default")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "row.json").write_text(json.dumps({"model": row.config.to_dict(),
+                                                               "train": train_cfg.to_dict()}))
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    records = []
+    for seed in (0, 1):
+        subprocess.run([sys.executable, str(ROOT / "stages" / "run.py"), "row", str(seed), "--configs",
+                        str(tmp_path / "configs"), "--data", str(data), "--out", str(tmp_path / "runs")],
+                       cwd=tmp_path, env=env, check=True, capture_output=True)
+        records.append(json.loads((tmp_path / "runs" / "row" / str(seed) / "run.json").read_text()))
+    assert (ROOT / ".cache" / "torchinductor").is_dir()
+    assert records[1]["compiled_graphs"] == 0 and records[1]["cached_graphs"] > 0
+    assert records[0]["train"]["compile"] == "default"
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".cache/torchinductor"], cwd=ROOT)
+    assert ignored.returncode == 0 and "/.cache/" in (ROOT / ".dvcignore").read_text().split()
