@@ -50,7 +50,8 @@ def main() -> None:
     s = report_settings(section, train_chars_per_token=meta["train"]["chars"] / meta["train"]["tokens"],
                         val_chars_per_token=meta["val"]["chars"] / meta["val"]["tokens"],
                         floor=floor["nats_per_char"] if floor else None)
-    seeds, rule = listing["seeds"], dict(confidence=s.confidence, param_tolerance=s.param_tolerance)
+    seeds = listing["seeds"]
+    rule = dict(confidence=s.confidence, param_tolerance=s.param_tolerance, band=s.borderline)
     rows = ladder_results([(r["slug"], r["label"], records(r["slug"], seeds)) for r in listing["rows"]], **rule)
     aa = None
     if listing["aa_seeds"]:

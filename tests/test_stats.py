@@ -5,8 +5,8 @@ import math
 import pytest
 
 from modern_gpt.reporting.stats import (
-    NA_VERDICT, RULE, SEEDS_NEEDED_METHOD, Summary, compare, expected_range,
-    seeds_needed, simulate, summarize, t_cdf, t_quantile,
+    BAND, NA_VERDICT, RERUN_SD, RULE, SEEDS_NEEDED_METHOD, Summary, compare, expected_range,
+    seeds_needed, simulate, summarize, t_cdf, t_quantile, verdict_text,
 )
 
 NAN, INF = float("nan"), float("inf")
@@ -122,7 +122,7 @@ def test_compare_zero_variance_and_identical_rows():
     shift = compare([1.5, 1.625, 1.75], [1.0, 1.125, 1.25])     # constant +0.5, spread 0.25
     assert shift.sd_diff == 0.0 and shift.ci_low == shift.ci_high == 0.5
     assert shift.verdict == "worse"
-    wide = compare([1.5, 1.75, 2.0], [1.0, 1.25, 1.5])          # constant +0.5, spread 0.5
+    wide = compare([1.5, 1.75, 2.0], [1.0, 1.25, 1.5], band=0.0)  # constant +0.5, spread 0.5: no margin
     assert wide.verdict == "noise"
 
 
@@ -187,3 +187,42 @@ def test_detection_rate_table():
         rates = [table[e, n].rate for e in (2.0, 3.0, 5.0)]
         assert rates == sorted(rates)                            # bigger effect, more detections
         assert all(table[e, n].better == 0 for e in (2.0, 3.0, 5.0))   # never the wrong sign
+
+
+# ----------------------------------------------------------------------------- the borderline band
+def test_the_band_turns_a_near_threshold_verdict_into_borderline_with_its_margins():
+    ref, row = [1.0, 1.25, 1.5], [1.5, 1.75, 2.0]                 # constant +0.5, spread 0.5: margin 0 exactly
+    c = compare(row, ref)
+    assert c.margin_spread == pytest.approx(0.0) and c.margin_interval == pytest.approx(0.5)
+    assert c.band == pytest.approx(BAND * 0.25) and c.verdict == "borderline" and c.unbanded == "noise"
+    assert verdict_text(c).startswith("borderline")
+    clear = compare([1.0, 1.25, 1.5], [2.0, 2.25, 2.5])           # -1.0, spread 0.5: both margins far out
+    assert clear.verdict == clear.unbanded == "better" and clear.margin_spread == pytest.approx(0.5)
+    assert compare(row, ref, band=0.0).verdict == "noise"         # band 0: the bare rule
+
+
+def test_noise_words_replace_seeds_wont_resolve():
+    c = compare([2.401, 2.452, 2.428], [2.400, 2.450, 2.430])
+    assert c.verdict == "noise" and c.seeds_needed is None
+    assert verdict_text(c) == "noise (smaller than the seed-to-seed spread)"
+
+
+@pytest.mark.parametrize("n_seeds", [3, 5])
+def test_the_band_costs_at_most_3_points_of_5_sigma_detection_and_no_aa_false_verdicts(n_seeds):
+    bare = simulate(5.0, n_seeds, TRIALS, seed=20242, pair_correlation=0.5, band=0.0)
+    banded = simulate(5.0, n_seeds, TRIALS, seed=20242, pair_correlation=0.5)
+    assert bare.rate - banded.rate <= 0.03
+    for rho in (0.0, 0.5):
+        assert simulate(0.0, n_seeds, TRIALS, seed=20243, pair_correlation=rho).rate <= 0.05
+
+
+def test_rerun_flips_at_the_measured_rerun_noise():
+    """With RERUN_SD (measured), the worst flip rate over effect sizes, without and with the band. The band
+    must cut it; it does not reach 5% (a band that did would cost 5-sigma detection more than 3 points)."""
+    worst = {}
+    for band in (0.0, BAND):
+        worst[band] = max(simulate(e / 2, 5, 2000, seed=20244, pair_correlation=0.5, band=band,
+                                   rerun_sd=RERUN_SD).flip_rate for e in range(0, 13))
+    print(f"\nworst flip rate, 5 seeds, rerun sd {RERUN_SD}: no band {worst[0.0]:.3f}, band {BAND} {worst[BAND]:.3f}")
+    assert worst[BAND] < worst[0.0]
+    assert simulate(2.5, 5, 2000, seed=1, rerun_sd=0.0).flips == 0          # an exact rerun flips nothing

@@ -49,6 +49,13 @@ def interval(c: Comparison | None) -> str:
     return f"[{num(c.ci_low, sign=True)}, {num(c.ci_high, sign=True)}]" if c and c.ci_low is not None else ""
 
 
+def margins(c: Comparison | None) -> str:
+    """'+0.0496 / +0.0542 ± 0.0012': the spread and interval margins, then the band around them."""
+    if c is None or c.margin_spread is None:
+        return ""
+    return f"{num(c.margin_spread, sign=True)} / {num(c.margin_interval, sign=True)} ± {num(c.band)}"
+
+
 @dataclass(frozen=True)
 class Column:
     header: str                                  # '{confidence}' is replaced by the stated confidence
@@ -68,6 +75,7 @@ COLUMNS = [
     Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else ""),
     Column("spread", "right", lambda i, r: num(r.vs.spread if r.vs else r.val.range)),
     Column("{confidence} CI of Δ", "right", lambda i, r: interval(r.vs)),
+    Column("margins ± band", "right", lambda i, r: margins(r.vs)),
     Column("verdict", "left", lambda i, r: verdict(r.vs)),
     Column("secs", "right", lambda i, r: f"{r.secs:.0f}"),
 ]
@@ -92,7 +100,8 @@ def csv_row(r: RowResult) -> dict[str, Any]:
         "n": r.val.n_finite, "diverged": r.val.n_diverged, "bpc_mean": r.bpc.mean,
         "d_val": c.effect if c else None, "spread": c.spread if c else r.val.range,
         "ci_low": c.ci_low if c else None, "ci_high": c.ci_high if c else None,
-        "verdict": c.verdict if c else "", "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
+        "margin_spread": c.margin_spread if c else None, "margin_interval": c.margin_interval if c else None,
+        "band": c.band if c else None, "verdict": c.verdict if c else "", "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
     }
 
 
@@ -170,7 +179,8 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
     if s.floor is not None:
         extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
                       "bpc": num(s.floor / LN2, 3)})
-    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence)
+    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
+                   band=s.borderline)
     parts = [
         "# Ablation: from the Step 1 GPT to the modern design",
         "Written by `dvc repro` (stage `report`); do not edit by hand. Each row adds one change to the row above "
@@ -183,8 +193,12 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
         markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
         "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
         "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
-        "better); spread is the larger of the two rows' seed ranges (max − min). A noise row says about how many "
-        "seeds would resolve an effect of its size.¹",
+        "better); spread is the larger of the two rows' seed ranges (max − min). The margins say by how much |Δ val| "
+        "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
+        f"positive. The band is {s.borderline:g} × the pooled seed sd of the two rows: a row whose smaller margin "
+        "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
+        "could tip it either way. A noise or borderline row "
+        "says about how many seeds would settle it as a change.¹",
         f"**Full model against the baseline:** Δ val {num(full.effect, sign=True)} (spread {num(full.spread)}, "
         f"{s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params {millions(rows[0].params)} → "
         f"{millions(rows[-1].params)}.",
