@@ -119,13 +119,13 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
     assert [r["variant"] for r in rows] == [*LABELS, "floor (entropy of the corpus process)"]
     for r in rows[:7]:
         assert r["params"].endswith("M") and " ± " in r["val"]              # params, val mean ± sd over 2 seeds
-    assert all(r["verdict"].startswith(("**better**", "**worse**", "noise")) for r in rows[1:7])
+    assert all(r["verdict"].startswith(("**better**", "**worse**", "noise", "borderline")) for r in rows[1:7])
     text = (repo / "reports" / "ablation.md").read_text()
-    for key in ("corpus", "md5", "tokenizer", "model shape", "seeds", "training code", "torch", "DVC", "device"):
+    for key in ("corpus", "md5", "tokenizer", "model shape", "seeds", "training code", "machine", "torch", "threads"):
         assert key in text
     assert "![validation loss" in text and (repo / "reports" / "val_curves.png").stat().st_size > 1000
     assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, 95% CI "
-                     r"\[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): (\*\*better\*\*|\*\*worse\*\*|noise)", text)
+                     r"\[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): (\*\*better\*\*|\*\*worse\*\*|noise|borderline)", text)
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
     assert list(metrics) == ROWS
     assert all(m["n"] == 2 and m["val_mean"] > 0 for m in metrics.values())
@@ -137,6 +137,8 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     assert {f.split("/")[2] for f in record["code_files"] if f.startswith("src/")} == {
         "__init__.py", "core", "nn", "training"}
     assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
+    assert record["machine"] and f"{record['machine']}, cpu, {record['threads']} threads, torch {record['torch']}" \
+        in (repo / "reports" / "ablation.md").read_text()
     plan = json.loads((repo / "configs" / "plan.json").read_text())
     assert [r["label"] for r in plan["rows"]] == LABELS
     assert [r["hf_class"] for r in plan["rows"]] == ["GPT2LMHeadModel", None, None, *["LlamaForCausalLM"] * 3,

@@ -12,6 +12,7 @@ from modern_gpt.core.records import Point, RunRecord
 from modern_gpt.reporting.report import COLUMNS, build, markdown_table, memorised, overfitting
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
+from modern_gpt.reporting.stats import verdict_text
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
 MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
@@ -92,7 +93,8 @@ def test_clear_effects_are_called_and_noise_is_not():
     assert body[1]["verdict"].startswith("noise") and body[2]["verdict"] == "**better**"
     assert body[2]["Δ val"] == "-0.2017" and body[2]["spread"] == "0.0200"   # paired effect, larger range
     assert body[0]["Δ val"] == "" and body[0]["verdict"] == "" and body[0][CI] == ""
-    assert "**Rule.**" in report.markdown and "seeds won't resolve" in report.markdown   # rule and footnote
+    assert "**Rule.**" in report.markdown and "smaller than the seed-to-seed spread" in report.markdown  # + footnote
+    assert "seeds won't resolve" not in report.markdown
     assert report.metrics["r2"] == {"val_mean": 1.81, "val_sd": 0.01, "n": 3}
 
 
@@ -101,7 +103,8 @@ def test_a_noise_row_says_how_many_seeds_would_resolve_it():
     c = report_of(vals).table[1]
     assert c["verdict"] == "noise"
     body = table(report_of(vals).markdown)
-    assert body[1]["verdict"] in ("noise (seeds won't resolve)", f"noise (~{c['seeds_needed']} seeds)")
+    expected = f"noise (~{c['seeds_needed']} seeds)" if c["seeds_needed"] else "noise (smaller than the seed-to-seed spread)"
+    assert body[1]["verdict"] == expected
 
 
 def test_one_seed_gives_no_verdicts_and_says_so():
@@ -227,8 +230,7 @@ def test_the_full_model_line_states_the_numbers_of_report_full():
             f"**{full.verdict}**;") in line
     noise = report_of([[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [2.001, 2.013, 2.019]])
     assert noise.full.verdict == "noise"
-    assert f"): noise (~{noise.full.seeds_needed} seeds); params" in noise.markdown \
-        or "): noise (seeds won't resolve); params" in noise.markdown
+    assert f"): {verdict_text(noise.full)}; params" in noise.markdown
 
 
 # diffs -0.05, -0.03, -0.07 (sd 0.02): effect 0.05 > spread 0.03; the 90% interval is

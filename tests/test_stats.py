@@ -122,7 +122,7 @@ def test_compare_zero_variance_and_identical_rows():
     shift = compare([1.5, 1.625, 1.75], [1.0, 1.125, 1.25])     # constant +0.5, spread 0.25
     assert shift.sd_diff == 0.0 and shift.ci_low == shift.ci_high == 0.5
     assert shift.verdict == "worse"
-    wide = compare([1.5, 1.75, 2.0], [1.0, 1.25, 1.5])          # constant +0.5, spread 0.5
+    wide = compare([1.5, 1.75, 2.0], [1.0, 1.25, 1.5], band=0.0)  # constant +0.5, spread 0.5: no margin
     assert wide.verdict == "noise"
 
 

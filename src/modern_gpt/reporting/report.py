@@ -49,6 +49,13 @@ def interval(c: Comparison | None) -> str:
     return f"[{num(c.ci_low, sign=True)}, {num(c.ci_high, sign=True)}]" if c and c.ci_low is not None else ""
 
 
+def margins(c: Comparison | None) -> str:
+    """'+0.0496 / +0.0542 ± 0.0012': the spread and interval margins, then the band around them."""
+    if c is None or c.margin_spread is None:
+        return ""
+    return f"{num(c.margin_spread, sign=True)} / {num(c.margin_interval, sign=True)} ± {num(c.band)}"
+
+
 @dataclass(frozen=True)
 class Column:
     header: str                                  # '{confidence}' is replaced by the stated confidence
@@ -68,6 +75,7 @@ COLUMNS = [
     Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else ""),
     Column("spread", "right", lambda i, r: num(r.vs.spread if r.vs else r.val.range)),
     Column("{confidence} CI of Δ", "right", lambda i, r: interval(r.vs)),
+    Column("margins ± band", "right", lambda i, r: margins(r.vs)),
     Column("verdict", "left", lambda i, r: verdict(r.vs)),
     Column("secs", "right", lambda i, r: f"{r.secs:.0f}"),
 ]
@@ -92,7 +100,8 @@ def csv_row(r: RowResult) -> dict[str, Any]:
         "n": r.val.n_finite, "diverged": r.val.n_diverged, "bpc_mean": r.bpc.mean,
         "d_val": c.effect if c else None, "spread": c.spread if c else r.val.range,
         "ci_low": c.ci_low if c else None, "ci_high": c.ci_high if c else None,
-        "verdict": c.verdict if c else "", "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
+        "margin_spread": c.margin_spread if c else None, "margin_interval": c.margin_interval if c else None,
+        "band": c.band if c else None, "verdict": c.verdict if c else "", "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
     }
 
 
@@ -149,6 +158,82 @@ def warnings(rows: list[RowResult], s: Settings) -> list[str]:
     return out
 
 
+# ------------------------------------------------------------------------------------- the rerun check
+
+@dataclass(frozen=True)
+class Rerun:
+    """A ladder row trained again with perturbed initial weights (`again`, compared with the rerun of the row
+    above where that was rerun too), next to the row as the ladder has it (`original`)."""
+    original: RowResult
+    again: RowResult
+
+    def diffs(self) -> list[float]:
+        """rerun - original val loss of each seed that is finite in both."""
+        return [b - a for a, b in zip(self.original.values("val_loss"), self.again.values("val_loss"))
+                if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
+
+    def holds(self) -> str:
+        """'yes' / '**flipped**' for a settled verdict (the rerun's, without a band, is / is not the same),
+        'open' where the original was borderline, '' with nothing compared."""
+        o, a = self.original.vs, self.again.vs
+        if o is None or a is None or o.verdict == NA_VERDICT:
+            return ""
+        if o.verdict == "borderline":
+            return "open (borderline)"
+        return "yes" if a.unbanded == o.verdict else "**flipped**"
+
+
+@dataclass(frozen=True)
+class RerunFigures:
+    rms: float | None            # of a run's change, rerun - original
+    largest: float | None        # largest |change| of one run
+    mean_shift: float | None     # largest |change| of a row's mean
+    ratio: float | None          # rms / pooled seed sd of the original rows: RERUN_SD's units
+    flipped: int
+    settled: int
+
+
+def rerun_figures(reruns: list[Rerun]) -> RerunFigures:
+    diffs = [d for r in reruns for d in r.diffs()]
+    sds = [(r.original.val.n_finite - 1, r.original.val.sd) for r in reruns if r.original.val.sd is not None]
+    dof = sum(k for k, _ in sds)
+    pooled = math.sqrt(sum(k * sd ** 2 for k, sd in sds) / dof) if dof else None
+    rms = math.sqrt(math.fsum(d * d for d in diffs) / len(diffs)) if diffs else None
+    shifts = [abs(r.again.val.mean - r.original.val.mean) for r in reruns
+              if r.again.val.mean is not None and r.original.val.mean is not None]
+    holds = [r.holds() for r in reruns]
+    return RerunFigures(rms=rms, largest=max(map(abs, diffs)) if diffs else None,
+                        mean_shift=max(shifts) if shifts else None,
+                        ratio=rms / pooled if rms is not None and pooled else None,
+                        flipped=holds.count("**flipped**"), settled=sum(h in ("yes", "**flipped**") for h in holds))
+
+
+def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list[str]:
+    f = rerun_figures(reruns)
+    body = [[r.original.label, mean_sd(r.original.val), mean_sd(r.again.val),
+             num(None if r.again.val.mean is None or r.original.val.mean is None
+                 else r.again.val.mean - r.original.val.mean, sign=True),
+             num(max(map(abs, r.diffs())) if r.diffs() else None),
+             verdict(r.original.vs), verdict(r.again.vs), r.holds()] for r in reruns]
+    head = ["variant", "val", "val, rerun", "Δ mean", "largest Δ of a run", "verdict", "verdict, rerun",
+            "verdict holds"]
+    return [
+        "## Rerun check: another machine's rounding",
+        f"Each row below was trained again on the same seeds and batches with every initial weight multiplied by "
+        f"(1 + {perturbation:g} × N(0, 1)). That is float32's rounding, the size of the difference another CPU's "
+        "or GPU's kernels make, and training amplifies it the same way; so these reruns stand in for a reviewer "
+        "who retrains on another machine. A rerun row is compared with the rerun of the row above where that "
+        "was rerun too. A settled verdict holds when the rerun's verdict (without the band) is the same; a "
+        "borderline one is open by definition.",
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * 5 + ["left"] * 2,
+                 disable_numparse=True),
+        f"**Rerun noise:** one run's val loss moved by {num(f.rms)} rms (largest {num(f.largest)}), "
+        f"{num(f.ratio, 2)} × the rows' pooled seed sd; row means moved by up to {num(f.mean_shift)}. "
+        f"{f.settled - f.flipped} of {f.settled} settled verdicts held"
+        + (f"; **{f.flipped} flipped**." if f.flipped else "."),
+    ]
+
+
 # ------------------------------------------------------------------------------------- the report
 
 @dataclass(frozen=True)
@@ -160,9 +245,11 @@ class Report:
 
 
 def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: str,
-          aa: RowResult | None = None, loo: list[RowResult] = ()) -> Report:
+          aa: RowResult | None = None, loo: list[RowResult] = (), reruns: list[Rerun] = (),
+          perturbation: float = 0.0) -> Report:
     """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
-    A/A copy of the baseline (compared with it) and leave-one-out rows (compared with the full model)."""
+    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model) and
+    reruns with perturbed initial weights (compared with their rows)."""
     stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
     if stated - {s.confidence}:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
@@ -170,7 +257,8 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
     if s.floor is not None:
         extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
                       "bpc": num(s.floor / LN2, 3)})
-    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence)
+    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
+                   band=s.borderline)
     parts = [
         "# Ablation: from the Step 1 GPT to the modern design",
         "Written by `dvc repro` (stage `report`); do not edit by hand. Each row adds one change to the row above "
@@ -183,8 +271,12 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
         markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
         "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
         "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
-        "better); spread is the larger of the two rows' seed ranges (max − min). A noise row says about how many "
-        "seeds would resolve an effect of its size.¹",
+        "better); spread is the larger of the two rows' seed ranges (max − min). The margins say by how much |Δ val| "
+        "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
+        f"positive. The band is {s.borderline:g} × the pooled seed sd of the two rows: a row whose smaller margin "
+        "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
+        "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise or borderline row "
+        "says about how many seeds would settle it as a change.¹",
         f"**Full model against the baseline:** Δ val {num(full.effect, sign=True)} (spread {num(full.spread)}, "
         f"{s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params {millions(rows[0].params)} → "
         f"{millions(rows[-1].params)}.",
@@ -213,6 +305,9 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
             markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
         ]
         table += [csv_row(r) for r in loo]
+    if reruns:
+        parts += rerun_section(list(reruns), perturbation, s)
+        table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]
     parts += [
         "## Validation curves",
         f"![validation loss per row, mean and seed band]({plot_name})",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.records import RunRecord
-from .stats import Comparison, Summary, compare, summarize
+from .stats import BAND, Comparison, Summary, compare, summarize
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class RowResult:
 
 
 def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | None = None, *,
-               confidence: float = 0.95, param_tolerance: float = 0.05) -> RowResult:
+               confidence: float = 0.95, param_tolerance: float = 0.05, band: float = BAND) -> RowResult:
     """Summaries of a row's seeds, and the verdict against `ref` (the row above, the baseline, ...)."""
     runs = tuple(runs)
     params = runs[0].params
@@ -39,17 +39,15 @@ def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | No
     return RowResult(
         slug=slug, label=label, runs=runs,
         train=summarize([r.train_loss for r in runs]), val=summarize(val), bpc=summarize([r.val_bpc for r in runs]),
-        vs=compare(val, ref.values("val_loss"), confidence=confidence) if ref is not None else None,
+        vs=compare(val, ref.values("val_loss"), confidence=confidence, band=band) if ref is not None else None,
         params=params, d_params=params - ref.params if ref is not None else None, unequal=unequal,
         secs=sum(r.secs for r in runs) / len(runs),
     )
 
 
-def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], *, confidence: float = 0.95,
-                   param_tolerance: float = 0.05) -> list[RowResult]:
-    """Each row of a ladder against the row above it (row 0 against nothing)."""
+def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], **rule) -> list[RowResult]:
+    """Each row of a ladder against the row above it (row 0 against nothing); `rule`: row_result's keywords."""
     out: list[RowResult] = []
     for slug, label, runs in rows:
-        out.append(row_result(slug, label, runs, out[-1] if out else None, confidence=confidence,
-                              param_tolerance=param_tolerance))
+        out.append(row_result(slug, label, runs, out[-1] if out else None, **rule))
     return out

@@ -8,10 +8,12 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from ..core.validate import check_keys, check_number
+from .stats import BAND
 
 # key: (default, low, high): each a number in [low, high)
 REPORT: dict[str, tuple[float, float, float]] = {
     "confidence": (0.95, 0.5, 1.0),          # of the paired t interval behind each verdict
+    "borderline": (BAND, 0.0, 10.0),          # the band around both thresholds, in pooled seed sds
     "memorised_below": (0.2, 0.0, math.inf),  # nats per character: train and val both below this = memorised
     "overfit_rise": (0.02, 0.0, math.inf),    # val loss ending this fraction above its minimum = overfitting
     "param_tolerance": (0.05, 0.0, math.inf),  # non-embedding params differing by more than this are marked
@@ -21,6 +23,7 @@ REPORT: dict[str, tuple[float, float, float]] = {
 @dataclass(frozen=True)
 class Settings:
     confidence: float = 0.95
+    borderline: float = BAND        # a margin within +- this x the pooled seed sd reads borderline
     memorised_below: float = 0.2    # nats per character, train and val both
     overfit_rise: float = 0.02      # final val above the curve's minimum, as a fraction
     param_tolerance: float = 0.05   # non-embedding params, as a fraction of the compared row's

@@ -22,17 +22,26 @@ RULE = (
     "A change is called better or worse only when its mean paired effect over seeds "
     "(row minus reference, lower loss is better) is larger in size than the seed spread "
     "(the larger max-min range of the two rows) and its 95% paired t-interval excludes "
-    "zero; anything else is noise."
+    "zero; anything else is noise. A row whose smaller margin (how far the effect clears "
+    "the spread, or the interval's nearer end clears zero) lies within the band is borderline."
 )
 SEEDS_NEEDED_METHOD = (
     "Seeds needed: the smallest total seed count n (above the seeds already run, at most "
-    "100) at which an effect of the observed size would pass both tests if the noise stays "
-    "as observed: |effect| > E[max of two n-seed ranges] (sigma = pooled sd of the two rows; "
-    "expected range of the larger of two independent normal samples, by numerical "
-    "integration) and t(1-alpha/2, n-1) * sd_diff / sqrt(n) < |effect|. Because the expected "
-    "range grows with n, \"seeds won't resolve\" means that no number of extra seeds would."
+    "100) at which an effect of the observed size would clear both tests by more than the band "
+    "if the noise stays as observed: |effect| - band > E[max of two n-seed ranges] (sigma = "
+    "pooled sd of the two rows; expected range of the larger of two independent normal samples, "
+    "by numerical integration) and t(1-alpha/2, n-1) * sd_diff / sqrt(n) < |effect| - band. The "
+    "expected range grows with n, so an effect smaller than the seed-to-seed spread stays so: "
+    "no number of seeds would make it a change."
 )
 SEEDS_CAP = 100
+SPREAD_WORDS = "smaller than the seed-to-seed spread"
+# The borderline band, in units of the pooled seed sd of the two rows compared: calibrated by simulate()
+# against RERUN_SD (tests/test_stats.py: outside the band a rerun flips at most 5% of verdicts).
+BAND = 0.5
+# A rerun on another machine, measured: the sd of (rerun - original) final val loss of one run, in units of
+# the seed sd of its row (README: "Verdicts another machine reproduces"; the report's rerun check).
+RERUN_SD = 0.5
 
 
 # ----------------------------------------------------------------------------- t quantile
@@ -121,16 +130,17 @@ def expected_range(n: int, rows: int = 1) -> float:
 
 # ----------------------------------------------------------------------------- comparisons
 def seeds_needed(effect: float, sigma: float, sd_diff: float, *, n_start: int = 2,
-                 confidence: float = 0.95, cap: int = SEEDS_CAP) -> Optional[int]:
-    """Smallest total seed count n in [n_start, cap] that would resolve |effect|.
+                 confidence: float = 0.95, cap: int = SEEDS_CAP, band: float = 0.0) -> Optional[int]:
+    """Smallest total seed count n in [n_start, cap] that would resolve |effect| clear of the band.
 
-    Needs both |effect| > expected_range(n, rows=2) * sigma (spread test; grows with n)
-    and t(1-alpha/2, n-1) * sd_diff / sqrt(n) < |effect| (interval test; shrinks with n).
-    Returns None when no n in range passes (the spread outgrows the effect first, or
-    the cap is reached). A bigger |effect| never needs more seeds. See SEEDS_NEEDED_METHOD.
+    Needs both |effect| - band > expected_range(n, rows=2) * sigma (spread test; grows with
+    n) and t(1-alpha/2, n-1) * sd_diff / sqrt(n) < |effect| - band (interval test; shrinks
+    with n); `band` is in loss units. Returns None when no n in range passes (the spread
+    outgrows the effect first, or the cap is reached). A bigger |effect| never needs more
+    seeds. See SEEDS_NEEDED_METHOD.
     """
-    size = abs(effect)
-    if size == 0.0 or not math.isfinite(size):
+    size = abs(effect) - band
+    if abs(effect) == 0.0 or not math.isfinite(size) or size <= 0.0:
         return None
     q = 0.5 + confidence / 2.0
     for n in range(max(2, n_start), cap + 1):
@@ -150,27 +160,42 @@ class Comparison:
     sd_diff: Optional[float]        # sd of the paired differences (ddof=1)
     ci_low: Optional[float]         # paired t interval for the effect
     ci_high: Optional[float]
-    verdict: str                    # "better" | "worse" | "noise" | NA_VERDICT
+    verdict: str                    # "better" | "worse" | "noise" | "borderline" | NA_VERDICT
     seeds_needed: Optional[int]     # 0 resolved; n total seeds; None see compare()
+    margin_spread: Optional[float]  # |effect| - spread: > 0 clears the spread test
+    margin_interval: Optional[float]  # |effect| - CI half-width: > 0 the interval excludes zero
+    band: Optional[float]           # borderline half-width in loss units (band x pooled seed sd)
     n_diverged_row: int
     n_diverged_ref: int
     confidence: float
     row: Summary
     ref: Summary
 
+    @property
+    def unbanded(self) -> str:
+        """The verdict without the band: better, worse or noise (or NA_VERDICT)."""
+        if self.margin_spread is None:
+            return self.verdict
+        if min(self.margin_spread, self.margin_interval) > 0.0:
+            return "better" if self.effect < 0 else "worse"
+        return "noise"
+
 
 def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
-            confidence: float = 0.95) -> Comparison:
+            confidence: float = 0.95, band: float = BAND) -> Comparison:
     """Compare per-seed losses of `row` with `ref` (index i = seed i) under RULE.
 
     Only seeds finite in both rows are paired; diverged seeds are counted per row.
-    Verdict: "better"/"worse" iff |effect| > spread and the paired t-interval excludes
-    zero; "noise" otherwise; NA_VERDICT with fewer than two finite pairs.
+    Two margins: spread (|effect| - spread) and interval (|effect| - the t-interval's
+    half-width, i.e. how far its nearer end lies from zero). Verdict: "better"/"worse" iff
+    both are > 0, "noise" otherwise; but "borderline" when the smaller margin lies within
+    +-band x pooled sd of the two rows (a rerun on another machine could flip it);
+    NA_VERDICT with fewer than two finite pairs.
     Zero variance of the differences: the interval collapses to the point `effect`, so
     a constant nonzero shift excludes zero and the spread test alone decides; an A/A
     with identical values has effect 0 and is therefore always "noise".
-    seeds_needed: 0 if already better/worse; for "noise", the total seed count from
-    seeds_needed() with sigma = pooled sd of the two rows and n_start = n_pairs + 1;
+    seeds_needed: 0 if better/worse; for "noise" and "borderline", the total seed count
+    from seeds_needed() with sigma = pooled sd, n_start = n_pairs + 1 and the band;
     None if no count up to SEEDS_CAP would do, or if fewer than two pairs exist.
     """
     if len(row) != len(ref):
@@ -183,24 +208,30 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
     spread = None
     if s_row.range is not None or s_ref.range is not None:
         spread = max(r for r in (s_row.range, s_ref.range) if r is not None)
-    ci_low = ci_high = needed = None
+    if not band >= 0.0:
+        raise ValueError(f"band must be >= 0, got {band}")
+    ci_low = ci_high = needed = m_spread = m_interval = width = None
     if len(diffs) < 2:
         verdict = NA_VERDICT
     else:
         half = t_quantile(0.5 + confidence / 2.0, len(diffs) - 1) * sd_diff / math.sqrt(len(diffs))
         ci_low, ci_high = effect - half, effect + half
-        excludes_zero = ci_low > 0.0 or ci_high < 0.0
-        if abs(effect) > spread and excludes_zero:
-            verdict, needed = ("better" if effect < 0 else "worse"), 0
+        m_spread, m_interval = abs(effect) - spread, abs(effect) - half
+        dof = (s_row.n_finite - 1) + (s_ref.n_finite - 1)
+        pooled = math.sqrt(((s_row.n_finite - 1) * s_row.sd ** 2 + (s_ref.n_finite - 1) * s_ref.sd ** 2) / dof)
+        width = band * pooled
+        margin = min(m_spread, m_interval)
+        if abs(margin) < width:
+            verdict = "borderline"
+        elif margin > 0.0:
+            verdict = "better" if effect < 0 else "worse"
         else:
             verdict = "noise"
-            dof = (s_row.n_finite - 1) + (s_ref.n_finite - 1)
-            pooled = math.sqrt(((s_row.n_finite - 1) * s_row.sd ** 2
-                                + (s_ref.n_finite - 1) * s_ref.sd ** 2) / dof)
-            needed = seeds_needed(effect, pooled, sd_diff, n_start=len(diffs) + 1,
-                                  confidence=confidence)
+        needed = 0 if verdict in ("better", "worse") else seeds_needed(
+            effect, pooled, sd_diff, n_start=len(diffs) + 1, confidence=confidence, band=width)
     return Comparison(n_pairs=len(diffs), effect=effect, spread=spread, sd_diff=sd_diff,
                       ci_low=ci_low, ci_high=ci_high, verdict=verdict, seeds_needed=needed,
+                      margin_spread=m_spread, margin_interval=m_interval, band=width,
                       n_diverged_row=s_row.n_diverged, n_diverged_ref=s_ref.n_diverged,
                       confidence=confidence, row=s_row, ref=s_ref)
 
@@ -212,40 +243,71 @@ class Calibration:
     trials: int
     better: int
     worse: int
+    borderline: int = 0
+    settled: int = 0        # trials called better, worse or noise (outside the band)
+    flips: int = 0          # ... whose rerun, without a band, gave another of those three
 
     @property
     def rate(self) -> float:
         return (self.better + self.worse) / self.trials
 
+    @property
+    def flip_rate(self) -> float:
+        return self.flips / self.settled if self.settled else 0.0
+
 
 def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
-             pair_correlation: float = 0.0, confidence: float = 0.95) -> Calibration:
-    """Rate of better/worse verdicts for simulated row/ref pairs, deterministic from seed.
+             pair_correlation: float = 0.0, confidence: float = 0.95, band: float = BAND,
+             rerun_sd: Optional[float] = None) -> Calibration:
+    """Verdicts for simulated row/ref pairs, and how often a rerun flips them; deterministic from seed.
 
     Each seed's loss is normal with sd 1 (sigma); ref has mean 0 and row mean effect_sd
     (positive = row worse). A shared per-seed component gives the two values of a seed
     correlation pair_correlation (same batches), leaving each row's sd at 1.
+    rerun_sd: a rerun of every run on another machine, as measured: the same seeds and
+    batches, each run's own component partly redrawn so that rerun - original has sd
+    rerun_sd (each row's sd stays 1). flips counts the settled verdicts (outside the band)
+    whose rerun's verdict without a band differs.
     """
     if not 0.0 <= pair_correlation <= 1.0:
         raise ValueError("pair_correlation must be in [0, 1]")
+    own_var = 1.0 - pair_correlation
+    keep = 1.0
+    if rerun_sd is not None:
+        if not 0.0 <= rerun_sd ** 2 <= 2.0 * own_var:
+            raise ValueError(f"rerun_sd={rerun_sd}: must be in [0, sqrt(2 (1 - pair_correlation))]")
+        keep = 1.0 - rerun_sd ** 2 / (2.0 * own_var)        # corr(own, rerun's own)
     rng = random.Random(seed)
-    shared_w, own_w = math.sqrt(pair_correlation), math.sqrt(1.0 - pair_correlation)
-    better = worse = 0
+    shared_w, own_w, fresh_w = math.sqrt(pair_correlation), math.sqrt(own_var), math.sqrt(1.0 - keep ** 2)
+    counts = dict(better=0, worse=0, borderline=0, settled=0, flips=0)
     for _ in range(trials):
         common = [rng.gauss(0.0, 1.0) for _ in range(n_seeds)]
-        ref = [shared_w * c + own_w * rng.gauss(0.0, 1.0) for c in common]
-        row = [effect_sd + shared_w * c + own_w * rng.gauss(0.0, 1.0) for c in common]
-        verdict = compare(row, ref, confidence=confidence).verdict
-        better += verdict == "better"
-        worse += verdict == "worse"
-    return Calibration(trials=trials, better=better, worse=worse)
+        own_ref = [rng.gauss(0.0, 1.0) for _ in range(n_seeds)]
+        own_row = [rng.gauss(0.0, 1.0) for _ in range(n_seeds)]
+        ref = [shared_w * c + own_w * o for c, o in zip(common, own_ref)]
+        row = [effect_sd + shared_w * c + own_w * o for c, o in zip(common, own_row)]
+        verdict = compare(row, ref, confidence=confidence, band=band).verdict
+        counts[verdict] = counts.get(verdict, 0) + 1
+        if verdict in ("better", "worse", "noise"):
+            counts["settled"] += 1
+            if rerun_sd is not None:
+                again = [[v + own_w * (keep - 1.0) * o + own_w * fresh_w * rng.gauss(0.0, 1.0)
+                          for v, o in zip(values, own)] for values, own in ((row, own_row), (ref, own_ref))]
+                counts["flips"] += compare(*again, confidence=confidence, band=band).unbanded != verdict
+    return Calibration(trials=trials, better=counts["better"], worse=counts["worse"],
+                       borderline=counts["borderline"], settled=counts["settled"], flips=counts["flips"])
 
 
 def verdict_text(c: Optional[Comparison]) -> str:
     """The verdict as every front end prints it: 'better', 'worse', 'noise (~8 seeds)',
-    "noise (seeds won't resolve)" or 'n/a (1 seed)'; '' with nothing to compare against."""
+    'noise (smaller than the seed-to-seed spread)', 'borderline (~6 seeds)',
+    'borderline (no larger than the seed-to-seed spread)' or 'n/a (1 seed)'; '' with nothing
+    to compare against."""
     if c is None:
         return ""
     if c.verdict == "noise":
-        return f"noise (~{c.seeds_needed} seeds)" if c.seeds_needed else "noise (seeds won't resolve)"
+        return f"noise (~{c.seeds_needed} seeds)" if c.seeds_needed else f"noise ({SPREAD_WORDS})"
+    if c.verdict == "borderline":
+        return (f"borderline (~{c.seeds_needed} seeds)" if c.seeds_needed
+                else "borderline (no larger than the seed-to-seed spread)")
     return c.verdict
