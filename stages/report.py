@@ -1,8 +1,9 @@
 """Stage report: reports/ablation.md from exactly the runs the plan lists, with its plot, metrics and CSVs.
 
-Reads configs/plan.json (rows, labels, seeds, optional runs), each listed run's record
+Reads configs/plan.json (rows, labels, seeds, optional runs: A/A, leave one out, reruns), each listed run's record
 (data/runs/<row>/<seed>/run.json: never a glob, so runs left from a larger grid are never read), the
-corpus meta and its floor. Every figure comes from those files; provenance too.
+corpus meta and its floor. Every figure comes from those files, provenance and the machine too: this stage
+measures nothing, so the same runs give the same report on any machine.
 """
 
 import sys
@@ -13,8 +14,6 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
-import platform
-from importlib.metadata import version
 
 import pandas as pd
 
@@ -24,7 +23,7 @@ from modern_gpt.core.records import RunRecord
 from modern_gpt.core.stage import stage_main
 from modern_gpt.reporting.plots import curves, plot
 from modern_gpt.reporting.provenance import provenance
-from modern_gpt.reporting.report import build
+from modern_gpt.reporting.report import Rerun, build
 from modern_gpt.reporting.results import ladder_results, row_result
 from modern_gpt.reporting.settings import report_settings
 
@@ -58,10 +57,18 @@ def main() -> None:
         aa = row_result("baseline", rows[0].label, records("baseline", listing["aa_seeds"]), rows[0], **rule)
     loo = [row_result(r["slug"], r["label"], records(r["slug"], seeds), rows[-1], **rule)
            for r in listing["leave_one_out"]]
-    software = f"DVC {version('dvc')}, Python {platform.python_version()}"
-    info = provenance(meta, rows, floor, software, match_params=listing["match_params"],
-                      hf_classes=[(r["label"], r["hf_class"]) for r in listing["rows"]])
-    report = build(rows, info, s, "val_curves.png", aa=aa, loo=loo)
+    reruns: list[Rerun] = []
+    by_slug = {r.slug: r for r in rows}
+    for r in listing["rerun"]:                       # in ladder order: the row above, rerun too, comes first
+        original = by_slug[r["of"]]
+        above = rows[rows.index(original) - 1] if original is not rows[0] else None
+        ref = next((x.again for x in reruns if above is not None and x.original is above), above)
+        reruns.append(Rerun(original, row_result(r["slug"], r["label"], records(r["slug"], seeds), ref, **rule)))
+    info = provenance(meta, rows, floor, match_params=listing["match_params"],
+                      hf_classes=[(r["label"], r["hf_class"]) for r in listing["rows"]],
+                      others=[*([aa] if aa else []), *loo, *(x.again for x in reruns)])
+    report = build(rows, info, s, "val_curves.png", aa=aa, loo=loo, reruns=reruns,
+                   perturbation=listing["rerun_perturbation"])
     out = Path(args.out)
     curve_rows = curves(rows)
     plot(curve_rows, out / "val_curves.png", s.floor * s.val_chars_per_token if floor else None)

@@ -87,6 +87,12 @@ BAD = [
     (with_("train", "iters", "many"), "train.iters='many': must be an integer"),
     (with_("train", "device", "tpu"), "train.device='tpu': allowed values are cpu, cuda, auto"),
     ({**default(), "extra": {}}, "params.extra: unknown section"),
+    (with_("ablation", "rerun", ["pos", "warp"]), "ablation.rerun=['pos', 'warp']: must list rows of the ladder"),
+    (with_("ablation", "rerun", ["pos", "pos"]), "ablation.rerun=['pos', 'pos']: must list rows of the ladder"),
+    (with_("ablation", "rerun", "pos"), "ablation.rerun='pos': must list rows of the ladder (baseline, norm,"),
+    (with_("ablation", "rerun_perturbation", 0), "ablation.rerun_perturbation=0: must be a number in"),
+    (with_("ablation", "rerun_perturbation", 0.5), "ablation.rerun_perturbation=0.5: must be a number in"),
+    (with_("train", "init_perturbation", -1e-7), "init_perturbation=-1e-07: must be a number in [0.0, 0.01)"),
 ]
 
 
@@ -101,6 +107,7 @@ BAD_SECTIONS = [
      "tokenizer.kind='words': allowed values are char, akshara, bpe"),
     (data_settings, with_("data", "val_fraction", 1.5)["data"], "data.val_fraction=1.5"),
     (report_settings, with_("report", "confidence", 2.0)["report"], "report.confidence=2.0"),
+    (report_settings, with_("report", "borderline", -0.5)["report"], "report.borderline=-0.5: must be a number in"),
     (generate_settings, with_("generate", "chars", 0)["generate"], "generate.chars=0: must be an integer >= 1"),
 ]
 
@@ -177,3 +184,20 @@ def test_unreadable_yaml_is_one_line(tmp_path):
         load(bad)
     with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML \(line 2\)"):
         params_file.load(("report",), bad, optional=("report",))
+
+
+def test_rerun_rows_get_their_own_configs_with_perturbed_initial_weights():
+    from modern_gpt.pipeline.plan import plan
+    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
+    raw = with_("ablation", "rerun", ["qk_norm", "baseline", "pos"])           # any order: ladder order out
+    configs, listing = plan(parse(raw), meta)
+    assert [r["slug"] for r in listing["rerun"]] == ["rerun_baseline", "rerun_pos", "rerun_qk_norm"]
+    assert [r["of"] for r in listing["rerun"]] == ["baseline", "pos", "qk_norm"]
+    assert listing["rerun_perturbation"] == 1e-7
+    for row in ("baseline", "pos", "qk_norm"):
+        again, original = configs[f"rerun_{row}"], configs[row]
+        assert again["model"] == original["model"]
+        assert again["train"] == {**original["train"], "init_perturbation": 1e-7}
+        assert original["train"]["init_perturbation"] == 0.0
+    configs, listing = plan(parse(default()), meta)                              # off by default
+    assert listing["rerun"] == [] and not any(k.startswith("rerun_") for k in configs)

@@ -121,7 +121,7 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
         assert r["params"].endswith("M") and " ± " in r["val"]              # params, val mean ± sd over 2 seeds
     assert all(r["verdict"].startswith(("**better**", "**worse**", "noise", "borderline")) for r in rows[1:7])
     text = (repo / "reports" / "ablation.md").read_text()
-    for key in ("corpus", "md5", "tokenizer", "model shape", "seeds", "training code", "torch", "DVC", "device"):
+    for key in ("corpus", "md5", "tokenizer", "model shape", "seeds", "training code", "machine", "torch", "threads"):
         assert key in text
     assert "![validation loss" in text and (repo / "reports" / "val_curves.png").stat().st_size > 1000
     assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, 95% CI "
@@ -137,6 +137,8 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     assert {f.split("/")[2] for f in record["code_files"] if f.startswith("src/")} == {
         "__init__.py", "core", "nn", "training"}
     assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
+    assert record["machine"] and f"{record['machine']}, cpu, {record['threads']} threads, torch {record['torch']}" \
+        in (repo / "reports" / "ablation.md").read_text()
     plan = json.loads((repo / "configs" / "plan.json").read_text())
     assert [r["label"] for r in plan["rows"]] == LABELS
     assert [r["hf_class"] for r in plan["rows"]] == ["GPT2LMHeadModel", None, None, *["LlamaForCausalLM"] * 3,
@@ -156,6 +158,41 @@ def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
     out = sh([*DVC, "repro"], repo)
     assert ran(out.stdout) == set() and "Data and pipelines are up to date" in out.stdout
     assert (repo / "reports" / "ablation.md").read_bytes() == before
+
+
+def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(repo, tmp_path):
+    """DVC's answer to exact numbers on another machine: the author pushes the run outputs to a remote (here
+    a local folder); a fresh clone with data/ and reports/ deleted pulls, `dvc repro` trains nothing, and the
+    report it writes is the committed one, byte for byte (the report stage measures nothing: seconds,
+    tokens/s and the machine come from the run records). Without the remote the same clone has to train."""
+    remote = tmp_path / "remote"
+    sh([*DVC, "remote", "add", "-d", "store", str(remote)], repo)
+    commit(repo, "a remote for the run outputs")
+    sh([*DVC, "push"], repo)
+    committed = {p.name: p.read_bytes() for p in (repo / "reports").iterdir()}
+    assert set(committed) >= {"ablation.md", "ablation.csv", "metrics.json", "val_curves.png"}
+
+    def fresh_clone(name: str) -> Path:
+        path = tmp_path / name
+        sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
+        for folder in ("data", "reports"):
+            shutil.rmtree(path / folder, ignore_errors=True)
+        return path
+
+    reviewer = fresh_clone("reviewer")
+    sh([*DVC, "pull"], reviewer)
+    out = sh([*DVC, "repro"], reviewer)
+    assert ran(out.stdout) == {"report"}                                  # no generate, tokenize or run@
+    assert {p.name: p.read_bytes() for p in (reviewer / "reports").iterdir()} == committed
+
+    stranger = fresh_clone("stranger")                                     # the control: no remote, no pull
+    sh([*DVC, "remote", "remove", "store"], stranger)
+    out = sh([*DVC, "repro", "run@qk_norm-1"], stranger)
+    assert {"generate", "tokenize", "run@qk_norm-1"} <= ran(out.stdout) and "skipping run" not in out.stdout
+    assert json.loads((stranger / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())["steps"] > 0
+
+    sh([*DVC, "remote", "remove", "store"], repo)
+    commit(repo, "no remote")
 
 
 def test_rewording_a_label_retrains_nothing(repo):

@@ -19,18 +19,20 @@ META = {
     "train": {"tokens": 960_000, "chars": 1_700_000},
     "val": {"tokens": 170_000, "chars": 300_000},
 }
-SOFTWARE = "DVC 3.50.0, Python 3.11.7"
+EPYC = "AMD EPYC (family 25, model 17; AVX512)"
 FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/core/records.py", "src/modern_gpt/nn/model.py",
          "src/modern_gpt/training/loop.py", "stages/run.py")
 
 
 def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: str = "",
-           files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1") -> RunRecord:
+           files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1", machine: str = EPYC,
+           threads: int = 2) -> RunRecord:
     return RunRecord(
         row=row, seed=seed, model=dict(model or MODEL), train=dict(TRAIN), diverged=False, steps=TRAIN["iters"],
         curve=(Point(0, 3.0, 3.0), Point(TRAIN["iters"], val, val)), train_loss=val, val_loss=val,
         val_bpc=val / math.log(2), params=200_000, params_non_embedding=190_000, secs=12.0, tokens_per_sec=3000.0,
-        device=device, torch=torch, code_md5=md5, code_files=files,
+        device=device, torch=torch, machine=machine, threads=threads, python="3.11.7", code_md5=md5,
+        code_files=files,
     )
 
 
@@ -45,9 +47,9 @@ def two_rows(**kw) -> list[RowResult]:
 
 
 def test_each_line_reads_the_meta_and_the_run_records():
-    info = provenance(META, two_rows(md5="aaaabbbbcccc", files=FILES), None, SOFTWARE)
+    info = provenance(META, two_rows(md5="aaaabbbbcccc", files=FILES), None)
     assert list(info) == ["corpus", "split", "tokenizer", "model shape", "seeds", "training", "speed",
-                          "evaluation", "training code", "software", "device"]
+                          "evaluation", "training code", "machine"]
     assert info["speed"] == "float32 (TF32 matmuls on CUDA), eager (train.compile: none)"   # older records: defaults
     assert info["corpus"] == "`data/generated/sanskrit.txt`: 2,000,000 characters, 5,432,100 bytes, md5 `0123456789abcdef`"
     assert info["split"] == ("contiguous; the last 15% validates (300,000 characters, 170,000 tokens; "
@@ -61,36 +63,46 @@ def test_each_line_reads_the_meta_and_the_run_records():
                                 "clip 1")
     assert info["evaluation"] == "40 fixed windows of 48 tokens per split, every 250 steps and at the end"
     assert info["training code"].startswith("md5 `aaaabbbbcccc` over the 5 files the runs imported")
-    assert info["software"] == "torch 2.3.1, DVC 3.50.0, Python 3.11.7"
-    assert info["device"] == "cpu"
+    assert info["machine"] == f"{EPYC}, cpu, 2 threads, torch 2.3.1, Python 3.11.7"    # from the records
 
 
 def test_the_model_shape_comes_from_the_run_records():
     wide = {**MODEL, "n_layer": 6, "n_embd": 192, "block_size": 128}
-    info = provenance(META, two_rows(model=wide), None, SOFTWARE)
+    info = provenance(META, two_rows(model=wide), None)
     assert info["model shape"] == "6 layers, 6 heads, 192 wide, context 128, dropout 0.1"
     assert info["training"].startswith("1,500 steps × 8 sequences × 128 tokens = 1,536,000 tokens per run (1.60 passes")
     assert info["evaluation"] == "40 fixed windows of 128 tokens per split, every 250 steps and at the end"
 
 
-def test_software_and_device_list_every_value_the_runs_recorded_once_sorted():
-    rows = rows_of([record("baseline", 0, 2.0, device="cuda", torch="2.4.0"),
-                    record("baseline", 1, 2.1, device="cpu")],
-                   [record("norm", 0, 1.9, device="cuda", torch="2.4.0"), record("norm", 1, 2.0)])
-    info = provenance(META, rows, None, SOFTWARE)
-    assert info["software"] == "torch 2.3.1, 2.4.0, DVC 3.50.0, Python 3.11.7"
-    assert info["device"] == "cpu, cuda"
-    assert info["seeds"] == "0, 1"
+def test_runs_from_several_machines_are_grouped_and_the_report_says_what_that_means():
+    h200 = dict(machine="NVIDIA H200", device="cuda", torch="2.11.0+cu128", threads=16)
+    rows = rows_of([record("baseline", 0, 2.0, **h200), record("baseline", 1, 2.1)],
+                   [record("norm", 0, 1.9, **h200), record("norm", 1, 2.0)])
+    line = provenance(META, rows, None)["machine"]
+    assert line.startswith("**2 machines**: ")
+    assert (f"{EPYC}, cpu, 2 threads, torch 2.3.1, Python 3.11.7 (Step 1 baseline, + RMSNorm); "
+            "NVIDIA H200, cuda, 16 threads, torch 2.11.0+cu128, Python 3.11.7 (Step 1 baseline, + RMSNorm)") in line
+    assert "differ by rounding" in line and "borderline" in line
+    assert provenance(META, rows_of([record("baseline", s, 2.0 + s) for s in (0, 1)]), None)["machine"] == \
+        f"{EPYC}, cpu, 2 threads, torch 2.3.1, Python 3.11.7"
+    other = rows_of([record("baseline", s, 2.0 + s) for s in (0, 1)])
+    aa = rows_of([record("baseline", s, 2.0 + s, machine="Intel Xeon (family 6, model 143; AVX512)") for s in (5, 6)])
+    assert provenance(META, other, None, others=aa)["machine"].startswith("**2 machines**")   # every run counts
+
+
+def test_a_record_from_before_the_machine_was_recorded_says_so():
+    old = rows_of([record("baseline", s, 2.0 + s, machine="", threads=0) for s in (0, 1)])
+    assert provenance(META, old, None)["machine"] == "machine not recorded, cpu, torch 2.3.1, Python 3.11.7"
 
 
 def test_parameter_matching_and_floor_lines_are_optional():
-    info = provenance(META, two_rows(), None, SOFTWARE)
+    info = provenance(META, two_rows(), None)
     assert "parameter matching" not in info and "floor" not in info
     matched = rows_of([record("baseline", 0, 2.0, model={**MODEL, "mlp_hidden": 0}),
                        record("baseline", 1, 2.1, model={**MODEL, "mlp_hidden": 0})],
                       [record("norm", 0, 1.9, model={**MODEL, "mlp_hidden": 392}),
                        record("norm", 1, 2.0, model={**MODEL, "mlp_hidden": 392})])
-    info = provenance(META, matched, {"nats_per_char": 0.9, "se": 0.0123}, SOFTWARE, match_params=True)
+    info = provenance(META, matched, {"nats_per_char": 0.9, "se": 0.0123}, match_params=True)
     assert info["parameter matching"] == "on: MLP hidden sizes Step 1 baseline default, + RMSNorm 392"
     assert info["floor"] == (f"0.9000 ± 0.0123 nats per character ({0.9 / math.log(2):.3f} bpc): the entropy of "
                              "the process that generated the corpus, the lowest loss any model can reach")
@@ -121,17 +133,17 @@ def test_code_line_says_when_the_runs_were_made_by_different_code():
     line = code_line(rows)
     assert line.startswith("**2 different versions** (md5 `aaaa00000000`, `bbbb00000000`)")   # sorted
     assert "different code" in line and "dvc repro" in line
-    assert provenance(META, rows, None, SOFTWARE)["training code"] == line
+    assert provenance(META, rows, None)["training code"] == line
 
 
 def test_code_line_without_an_md5_says_not_recorded():
     assert code_line(two_rows()) == "not recorded"
-    assert provenance(META, two_rows(), None, SOFTWARE)["training code"] == "not recorded"
+    assert provenance(META, two_rows(), None)["training code"] == "not recorded"
 
 
 @pytest.mark.parametrize("fraction, shown", [(0.1, "10%"), (0.05, "5%"), (0.25, "25%")])
 def test_the_split_states_the_fraction_the_tokenize_stage_used(fraction, shown):
-    info = provenance({**META, "val_fraction": fraction}, two_rows(), None, SOFTWARE)
+    info = provenance({**META, "val_fraction": fraction}, two_rows(), None)
     assert info["split"].startswith(f"contiguous; the last {shown} validates (")
 
 
@@ -155,6 +167,6 @@ def test_the_hugging_face_line_groups_rows_by_class():
                     ("+ no bias", "LlamaForCausalLM"), ("+ QK-norm", "Qwen3ForCausalLM")])
     assert line == ("Step 1 baseline: GPT2LMHeadModel; + SwiGLU, + no bias: LlamaForCausalLM; + QK-norm: "
                     "Qwen3ForCausalLM; + RMSNorm: no class (`modern-gpt export` says which flag)")
-    info = provenance(META, two_rows(), None, SOFTWARE, hf_classes=[("Step 1 baseline", "GPT2LMHeadModel")])
+    info = provenance(META, two_rows(), None, hf_classes=[("Step 1 baseline", "GPT2LMHeadModel")])
     assert info["Hugging Face"] == "Step 1 baseline: GPT2LMHeadModel"
-    assert "Hugging Face" not in provenance(META, two_rows(), None, SOFTWARE)
+    assert "Hugging Face" not in provenance(META, two_rows(), None)

@@ -1,6 +1,7 @@
 """Speed that does not change what is measured: fused AdamW, bf16 autocast, torch.compile with its kernel
 cache, and seeds batched into one model (the quick command's and the bench's, never the pipeline's)."""
 
+import dataclasses
 import json
 import math
 import os
@@ -223,3 +224,17 @@ def test_the_run_stage_keeps_its_kernels_in_the_projects_cache_folder(tmp_path):
     assert records[0]["train"]["compile"] == "default"
     ignored = subprocess.run(["git", "check-ignore", "-q", ".cache/torchinductor"], cwd=ROOT)
     assert ignored.returncode == 0 and "/.cache/" in (ROOT / ".dvcignore").read_text().split()
+
+
+def test_batched_seeds_perturb_each_seed_as_its_own_run_does(toy):
+    vocab, train_data, val_data = toy
+    cfg = tiny_rows(vocab)[-1].config
+    perturbed = dataclasses.replace(SMOKE, init_perturbation=1e-7)
+    batched = train_seeds(cfg, perturbed, train_data, val_data, [0, 1], progress=False)
+    for seed, (model, trained) in zip([0, 1], batched):
+        alone_model, alone = train(cfg, perturbed, train_data, val_data, seed, progress=False)
+        plain_model, _ = train(cfg, SMOKE, train_data, val_data, seed, progress=False)
+        assert max_curve_gap(trained, alone) < 1e-5
+        for p, q, r in zip(model.parameters(), alone_model.parameters(), plain_model.parameters()):
+            torch.testing.assert_close(p, q, atol=1e-4, rtol=0)
+        assert any(not torch.equal(q, r) for q, r in zip(alone_model.parameters(), plain_model.parameters()))

@@ -16,8 +16,8 @@ from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
 from modern_gpt.training.config import TrainConfig
 from modern_gpt.training.evaluate import score
-from modern_gpt.training.loop import get_lr, train
-from modern_gpt.training.run import run
+from modern_gpt.training.loop import get_lr, perturb, train
+from modern_gpt.training.run import machine, run
 
 FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
 
@@ -105,6 +105,8 @@ def test_the_run_record_is_small_json_and_round_trips(toy):
     assert RunRecord.from_dict(back) == result
     assert back["params"] > back["params_non_embedding"] > 0 and back["tokens_per_sec"] > 0
     assert back["model"] == row.config.to_dict() and back["train"] == FAST.to_dict()
+    assert back["machine"] == machine("cpu") and back["machine"].endswith(")") and "(" in back["machine"]
+    assert back["threads"] == torch.get_num_threads() and back["python"].count(".") == 2
     with pytest.raises(DataError, match="run.json: not a run record of this version"):
         RunRecord.from_dict({k: v for k, v in back.items() if k != "val_loss"}, "run.json")
 
@@ -153,3 +155,37 @@ def test_weight_decay_applies_to_matrices_only(toy):
     assert all(p.dim() == 2 for p in decay["params"]) and decay["weight_decay"] == FAST.weight_decay
     assert all(p.dim() == 1 for p in no_decay["params"]) and no_decay["weight_decay"] == 0.0
     assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))
+
+
+def test_a_perturbation_at_rounding_level_moves_weights_by_about_1e_7_and_nothing_else(toy):
+    cfg = tiny_rows(toy[0].vocab_size)[-1].config
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    perturb(model, 0.0, seed=0)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())      # 0: untouched
+    state = torch.get_rng_state()
+    perturb(model, 1e-7, seed=0)
+    assert torch.equal(torch.get_rng_state(), state)              # its own generator: dropout's draws unchanged
+    changed = total = 0
+    for k, v in model.state_dict().items():
+        nonzero = before[k] != 0
+        rel = ((v - before[k])[nonzero] / before[k][nonzero]).abs()
+        assert rel.max() < 1e-6, k
+        changed, total = changed + int((v != before[k]).sum()), total + v.numel()
+    assert changed > total / 3                                    # most weights move by a last bit or two
+    again = GPT(cfg)
+    again.load_state_dict(before)
+    perturb(again, 1e-7, seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(again.state_dict().values(), model.state_dict().values()))
+
+
+def test_a_perturbed_run_sees_the_same_batches_and_starts_where_the_original_does(toy):
+    _, train_data, val_data = toy
+    cfg = tiny_rows(toy[0].vocab_size)[-1].config
+    original = train(cfg, FAST, train_data, val_data, seed=1, progress=False)[1]
+    perturbed_cfg = TrainConfig(**{**FAST.to_dict(), "init_perturbation": 1e-7})
+    again = train(cfg, perturbed_cfg, train_data, val_data, seed=1, progress=False)[1]
+    assert again.curve[0].val == pytest.approx(original.curve[0].val, abs=1e-5)    # the same start, to rounding
+    assert again.curve != original.curve                                          # but not the same run
+    assert abs(again.curve[-1].val - original.curve[-1].val) < 0.05

@@ -37,7 +37,10 @@ class RunRecord:
     secs: float                       # wall clock of the run, evaluation included
     tokens_per_sec: float             # training tokens per second of optimiser steps
     device: str
-    torch: str
+    torch: str                        # torch's version and build ('2.13.0+cpu', '2.11.0+cu128')
+    machine: str = ""                 # the processor that computed: GPU name, or CPU model and vector ISA
+    threads: int = 0                  # torch's CPU threads
+    python: str = ""
     compiled_graphs: int = 0          # torch.compile: graphs this run compiled (a cold kernel cache) ...
     cached_graphs: int = 0            # ... and graphs it loaded from the kernel cache
     code_md5: str = ""                # md5 over the code the run imported (pipeline runs)

@@ -13,14 +13,15 @@ from typing import Any
 
 from ..core import params as params_file
 from ..core.errors import ConfigError
-from ..core.validate import check_keys, seed_list
+from ..core.validate import check_keys, check_number, seed_list
 from ..nn import ModelConfig
 from ..training.config import TrainConfig
 from .ladder import Row, check_flags, ladder, leave_one_out
 
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "ablation")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
-ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": []}
+ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": [], "rerun": [],
+                                     "rerun_perturbation": 1e-7}
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Params:
     ladder: list[str]                 # the flags after the baseline, in order
     seeds: list[int]
     train: TrainConfig
-    ablation: dict                    # match_params, aa_seeds, leave_one_out
+    ablation: dict                    # match_params, aa_seeds, leave_one_out, rerun, rerun_perturbation
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -85,6 +86,13 @@ def parse(raw: Any) -> Params:
     if not isinstance(loo, list) or any(f not in flags for f in loo) or len(set(loo)) != len(loo):
         raise ConfigError(f"ablation.leave_one_out={loo!r}: must list flags of the ladder ({', '.join(flags)}), "
                           "each once")
+
+    rerun = ablation["rerun"]
+    rows = ["baseline", *flags]
+    if not isinstance(rerun, list) or any(r not in rows for r in rerun) or len(set(rerun)) != len(rerun):
+        raise ConfigError(f"ablation.rerun={rerun!r}: must list rows of the ladder ({', '.join(rows)}), each once")
+    check_number("ablation.rerun_perturbation", ablation["rerun_perturbation"], 1e-12, 0.01)
+    ablation["rerun"] = [r for r in rows if r in rerun]                # in ladder order
 
     params = Params(model=dict(model), baseline=dict(baseline), ladder=list(flags), seeds=list(seeds),
                     train=train, ablation=ablation)

@@ -28,6 +28,9 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
         rows = [rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]]
         loo = [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in loo]
     configs = {r.slug: {"model": r.config.to_dict(), "train": p.train.to_dict()} for r in rows + loo}
+    perturbed = dataclasses.replace(p.train, init_perturbation=float(p.ablation["rerun_perturbation"]))
+    rerun = [r for r in rows if r.slug in p.ablation["rerun"]]
+    configs |= {f"rerun_{r.slug}": {"model": r.config.to_dict(), "train": perturbed.to_dict()} for r in rerun}
 
     def entry(r: Row) -> dict:
         return {"slug": r.slug, "label": r.label, "changed": r.changed, "hf_class": hf_name(r.config)}
@@ -37,6 +40,8 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
         "seeds": p.seeds,
         "aa_seeds": p.ablation["aa_seeds"],
         "leave_one_out": [entry(r) for r in loo],
+        "rerun": [{**entry(r), "slug": f"rerun_{r.slug}", "of": r.slug} for r in rerun],
+        "rerun_perturbation": perturbed.init_perturbation,
         "match_params": p.ablation["match_params"],
     }
 

@@ -53,9 +53,31 @@ def speed_line(runs: list) -> str:
     return "; ".join(parts) if len(settings) == 1 else "**runs differ**: " + "; ".join(parts)
 
 
-def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: str,
-               match_params: bool = False, hf_classes: list[tuple[str, str | None]] = ()) -> dict[str, str]:
-    """One line per fact: corpus, split, tokenizer, shape, seeds, training, evaluation, code, software, device."""
+def machine_line(rows: list[RowResult]) -> str:
+    """What computed the runs, from their records: processor, device, threads, torch build, Python. Runs from
+    more than one machine are grouped, each with the rows it trained, and the line says what that means."""
+    groups: dict[str, list[str]] = {}
+    for r in rows:
+        for run in r.runs:
+            key = (f"{run.machine or 'machine not recorded'}, {run.device}"
+                   + (f", {run.threads} threads" if run.threads else "")
+                   + f", torch {run.torch}" + (f", Python {run.python}" if run.python else ""))
+            groups.setdefault(key, [])
+            if r.label not in groups[key]:
+                groups[key].append(r.label)
+    if len(groups) == 1:
+        return next(iter(groups))
+    parts = [f"{key} ({', '.join(labels)})" for key, labels in sorted(groups.items())]
+    return (f"**{len(groups)} machines**: " + "; ".join(parts) + ". Rows trained on different machines differ by "
+            "rounding as well as by their changes (training amplifies it to the 3rd or 4th decimal): trust the "
+            "verdicts, not the last digits, and treat borderline rows as open.")
+
+
+def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_params: bool = False,
+               hf_classes: list[tuple[str, str | None]] = (), others: list[RowResult] = ()) -> dict[str, str]:
+    """One line per fact: corpus, split, tokenizer, shape, seeds, training, evaluation, code, machine. Every
+    fact comes from the stages' outputs (the run records for the machine), so the report stage measures nothing;
+    `others`: the report's further rows (A/A, leave one out, rerun), whose machines count too."""
     first = rows[0].runs[0]
     m, t = first.model, first.train
     runs = [run for r in rows for run in r.runs]
@@ -77,8 +99,7 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, software: 
         "evaluation": f"{t['eval_iters'] * t['batch_size']} fixed windows of {m['block_size']} tokens per split, "
                       f"every {t['eval_interval']} steps and at the end",
         "training code": code_line(rows),
-        "software": f"torch {', '.join(sorted({run.torch for run in runs}))}, {software}",
-        "device": ", ".join(sorted({run.device for run in runs})),
+        "machine": machine_line([*rows, *others]),
     }
     if hf_classes:
         info["Hugging Face"] = hf_line(list(hf_classes))

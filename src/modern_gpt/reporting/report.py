@@ -158,6 +158,82 @@ def warnings(rows: list[RowResult], s: Settings) -> list[str]:
     return out
 
 
+# ------------------------------------------------------------------------------------- the rerun check
+
+@dataclass(frozen=True)
+class Rerun:
+    """A ladder row trained again with perturbed initial weights (`again`, compared with the rerun of the row
+    above where that was rerun too), next to the row as the ladder has it (`original`)."""
+    original: RowResult
+    again: RowResult
+
+    def diffs(self) -> list[float]:
+        """rerun - original val loss of each seed that is finite in both."""
+        return [b - a for a, b in zip(self.original.values("val_loss"), self.again.values("val_loss"))
+                if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
+
+    def holds(self) -> str:
+        """'yes' / '**flipped**' for a settled verdict (the rerun's, without a band, is / is not the same),
+        'open' where the original was borderline, '' with nothing compared."""
+        o, a = self.original.vs, self.again.vs
+        if o is None or a is None or o.verdict == NA_VERDICT:
+            return ""
+        if o.verdict == "borderline":
+            return "open (borderline)"
+        return "yes" if a.unbanded == o.verdict else "**flipped**"
+
+
+@dataclass(frozen=True)
+class RerunFigures:
+    rms: float | None            # of a run's change, rerun - original
+    largest: float | None        # largest |change| of one run
+    mean_shift: float | None     # largest |change| of a row's mean
+    ratio: float | None          # rms / pooled seed sd of the original rows: RERUN_SD's units
+    flipped: int
+    settled: int
+
+
+def rerun_figures(reruns: list[Rerun]) -> RerunFigures:
+    diffs = [d for r in reruns for d in r.diffs()]
+    sds = [(r.original.val.n_finite - 1, r.original.val.sd) for r in reruns if r.original.val.sd is not None]
+    dof = sum(k for k, _ in sds)
+    pooled = math.sqrt(sum(k * sd ** 2 for k, sd in sds) / dof) if dof else None
+    rms = math.sqrt(math.fsum(d * d for d in diffs) / len(diffs)) if diffs else None
+    shifts = [abs(r.again.val.mean - r.original.val.mean) for r in reruns
+              if r.again.val.mean is not None and r.original.val.mean is not None]
+    holds = [r.holds() for r in reruns]
+    return RerunFigures(rms=rms, largest=max(map(abs, diffs)) if diffs else None,
+                        mean_shift=max(shifts) if shifts else None,
+                        ratio=rms / pooled if rms is not None and pooled else None,
+                        flipped=holds.count("**flipped**"), settled=sum(h in ("yes", "**flipped**") for h in holds))
+
+
+def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list[str]:
+    f = rerun_figures(reruns)
+    body = [[r.original.label, mean_sd(r.original.val), mean_sd(r.again.val),
+             num(None if r.again.val.mean is None or r.original.val.mean is None
+                 else r.again.val.mean - r.original.val.mean, sign=True),
+             num(max(map(abs, r.diffs())) if r.diffs() else None),
+             verdict(r.original.vs), verdict(r.again.vs), r.holds()] for r in reruns]
+    head = ["variant", "val", "val, rerun", "Δ mean", "largest Δ of a run", "verdict", "verdict, rerun",
+            "verdict holds"]
+    return [
+        "## Rerun check: another machine's rounding",
+        f"Each row below was trained again on the same seeds and batches with every initial weight multiplied by "
+        f"(1 + {perturbation:g} × N(0, 1)). That is float32's rounding, the size of the difference another CPU's "
+        "or GPU's kernels make, and training amplifies it the same way; so these reruns stand in for a reviewer "
+        "who retrains on another machine. A rerun row is compared with the rerun of the row above where that "
+        "was rerun too. A settled verdict holds when the rerun's verdict (without the band) is the same; a "
+        "borderline one is open by definition.",
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * 5 + ["left"] * 2,
+                 disable_numparse=True),
+        f"**Rerun noise:** one run's val loss moved by {num(f.rms)} rms (largest {num(f.largest)}), "
+        f"{num(f.ratio, 2)} × the rows' pooled seed sd; row means moved by up to {num(f.mean_shift)}. "
+        f"{f.settled - f.flipped} of {f.settled} settled verdicts held"
+        + (f"; **{f.flipped} flipped**." if f.flipped else "."),
+    ]
+
+
 # ------------------------------------------------------------------------------------- the report
 
 @dataclass(frozen=True)
@@ -169,9 +245,11 @@ class Report:
 
 
 def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: str,
-          aa: RowResult | None = None, loo: list[RowResult] = ()) -> Report:
+          aa: RowResult | None = None, loo: list[RowResult] = (), reruns: list[Rerun] = (),
+          perturbation: float = 0.0) -> Report:
     """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
-    A/A copy of the baseline (compared with it) and leave-one-out rows (compared with the full model)."""
+    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model) and
+    reruns with perturbed initial weights (compared with their rows)."""
     stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
     if stated - {s.confidence}:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
@@ -197,7 +275,7 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
         "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
         f"positive. The band is {s.borderline:g} × the pooled seed sd of the two rows: a row whose smaller margin "
         "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
-        "could tip it either way. A noise or borderline row "
+        "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise or borderline row "
         "says about how many seeds would settle it as a change.¹",
         f"**Full model against the baseline:** Δ val {num(full.effect, sign=True)} (spread {num(full.spread)}, "
         f"{s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params {millions(rows[0].params)} → "
@@ -227,6 +305,9 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
             markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
         ]
         table += [csv_row(r) for r in loo]
+    if reruns:
+        parts += rerun_section(list(reruns), perturbation, s)
+        table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]
     parts += [
         "## Validation curves",
         f"![validation loss per row, mean and seed band]({plot_name})",

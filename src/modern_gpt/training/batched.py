@@ -23,7 +23,7 @@ from ..core.records import Point
 from ..nn import GPT, ModelConfig
 from .batches import check_length, fixed_windows, get_batch
 from .config import TrainConfig
-from .loop import Trained, get_lr, make_optimizer, resolve_device
+from .loop import Trained, get_lr, make_optimizer, perturb, resolve_device
 
 # vmap runs scaled_dot_product_attention one seed at a time (it has no batching rule yet) and says so
 # at every call: measured, and in the README, so not repeated to the user
@@ -93,6 +93,7 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
     for seed in seeds:                                   # each seed's initial weights, as its own run draws them
         torch.manual_seed(seed)
         models.append(GPT(model_cfg).to(device))
+        perturb(models[-1], train_cfg.init_perturbation, seed)
     stacked = Stacked(models)
     optimizer = make_optimizer(stacked.params.values(), train_cfg, stacked=1)
     generators = [torch.Generator().manual_seed(seed) for seed in seeds]

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..core.errors import ConfigError
-from ..core.validate import check_choice, check_positive, check_types, from_dict
+from ..core.validate import check_choice, check_number, check_positive, check_types, from_dict
 
 DEVICES = ("cpu", "cuda", "auto")
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")   # torch.compile's modes, or eager
@@ -32,6 +32,8 @@ class TrainConfig:
     device: str = "cpu"            # 'cpu' | 'cuda' | 'auto'
     compile: str = "none"          # 'none' (eager) or a torch.compile mode: 'default' | 'reduce-overhead' | 'max-autotune'
     dtype: str = "float32"         # 'bfloat16': matmuls under bf16 autocast (weights and optimiser stay fp32)
+    init_perturbation: float = 0.0  # > 0: each initial weight times (1 + this x N(0, 1)); 1e-7 (float32 rounding)
+                                    # stands in for a rerun on another machine (ablation.rerun)
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -49,6 +51,7 @@ class TrainConfig:
         check_choice("device", self.device, DEVICES)
         check_choice("compile", self.compile, COMPILE_MODES)
         check_choice("dtype", self.dtype, DTYPES)
+        check_number("init_perturbation", self.init_perturbation, 0.0, 0.01)
 
     def autocast(self, device: torch.device) -> torch.autocast:
         """The precision context of every forward pass, training and evaluation alike."""

@@ -24,6 +24,23 @@ from .config import TrainConfig
 from .evaluate import mean_loss
 
 
+def perturb(model: GPT, relative: float, seed: int) -> None:
+    """Multiply every parameter by (1 + relative x N(0, 1)), the noise drawn from a generator of its own (so
+    batches, dropout and the unperturbed weights stay those of `seed`). At 1e-7, float32's rounding level, the
+    run stands in for the same run on another machine: training amplifies a rounding difference whatever
+    made it. relative=0 leaves the model untouched."""
+    if relative == 0:
+        return
+    noise = torch.Generator().manual_seed(PERTURBATION_STREAM + seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            z = torch.randn(p.shape, generator=noise, dtype=torch.float64).to(p.device)
+            p.copy_(p.double() * (1 + relative * z))
+
+
+PERTURBATION_STREAM = 1_000_003        # perturb()'s generator: seed + this, apart from the batches' seed
+
+
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -128,6 +145,7 @@ def train(
     device = resolve_device(train_cfg.device)
     torch.manual_seed(seed)
     model = GPT(model_cfg).to(device)
+    perturb(model, train_cfg.init_perturbation, seed)
     graphs_before = graph_counts()
     fast = accelerate(model, train_cfg, device)
     batches = torch.Generator().manual_seed(seed)

@@ -5,7 +5,11 @@ The pipeline's run stage and the quick command both go through here, so both rep
 
 from __future__ import annotations
 
+import platform
+import re
 import time
+from functools import lru_cache
+from pathlib import Path
 
 import torch
 
@@ -53,5 +57,25 @@ def record(row: str, seed: int, model_cfg: ModelConfig, train_cfg: TrainConfig, 
         diverged=trained.diverged, steps=trained.steps, curve=trained.curve, **scores,
         params=model.num_params(), params_non_embedding=model.num_params(non_embedding=True),
         secs=secs, tokens_per_sec=trained.tokens_per_sec, device=trained.device,
-        torch=torch.__version__, compiled_graphs=trained.graphs[0], cached_graphs=trained.graphs[1],
+        torch=torch.__version__, machine=machine(trained.device), threads=torch.get_num_threads(),
+        python=platform.python_version(), compiled_graphs=trained.graphs[0], cached_graphs=trained.graphs[1],
     )
+
+
+@lru_cache(maxsize=None)
+def machine(device: str) -> str:
+    """What computed a run, as far as it changes the numbers: the GPU's name ('NVIDIA H200'), or the CPU's
+    model with its family numbers and the vector instructions torch's kernels use ('AMD EPYC (family 25,
+    model 17; AVX512)'). Two machines that print the same text run the same kernels."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    info = {}
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            info.setdefault(key.strip(), value.strip())
+    name = re.sub(r"\s+", " ", info.get("model name") or platform.processor() or platform.machine() or "unknown CPU")
+    family = f"family {info['cpu family']}, model {info['model']}; " if "cpu family" in info and "model" in info else ""
+    return f"{name} ({family}{torch.backends.cpu.get_cpu_capability()})"
