@@ -102,6 +102,9 @@ def lr_plot(table: list[dict], path: str | Path) -> None:
                         markersize=9, clip_on=False, linestyle="none")
     if table:
         ax.set_xscale("log")
+        rates = sorted({r["lr"] for r in table})
+        ax.set_xticks(rates, [f"{x:g}" for x in rates])      # the grid's own rates, no scientific minor labels
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("peak learning rate (log scale); x at the top: a seed diverged there")
         ax.set_ylabel("validation loss (nats per token)")
         ax.set_title("Validation loss against learning rate: mean over seeds, band = min–max")

@@ -314,7 +314,7 @@ def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_n
         text.append(
             f"**The best rate is chosen on the seeds that judge it**, which favours it: of {k} equally good rates, "
             f"the best mean lies below the others by luck alone by about {num(bias)} nats (E[max of {k} normals] × "
-            "the pooled seed sd / √seeds). A difference at the best rates smaller than that is not evidence; "
+            "the seed sd pooled over every cell of the grid, unstable ones included, / √seeds). A difference at the best rates smaller than that is not evidence; "
             "new seeds at the chosen rates would remove the bias (`dvc exp run -S seeds=...`).")
     return text
 
