@@ -22,7 +22,7 @@ from modern_gpt.core.stage import stage_main
 from modern_gpt.pipeline.params import SECTIONS, parse
 from modern_gpt.pipeline.plan import plan
 
-PARAMS = SECTIONS                  # model, baseline, ladder, seeds, train, ablation: dvc.yaml lists the same
+PARAMS = SECTIONS                  # model, baseline, ladder, seeds, train, ablation, sweep: dvc.yaml lists the same
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
-    p = parse(params.load(PARAMS, optional=("ablation",)))
+    p = parse(params.load(PARAMS, optional=("ablation", "sweep")))
     configs, listing = plan(p, read_json(args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have

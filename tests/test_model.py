@@ -206,9 +206,12 @@ def test_every_block_rotates_with_the_models_tables(tiny_cfg, monkeypatch):
     assert not torch.allclose(rope(idx)[0], nope(idx)[0])
     seen = []
     real_forward = Attention.forward
-    monkeypatch.setattr(Attention, "forward", lambda self, x, tables: seen.append(tables) or real_forward(self, x, tables))
+    monkeypatch.setattr(Attention, "forward",
+                        lambda self, x, tables, kv=None: seen.append(tables) or real_forward(self, x, tables, kv))
     rope(idx)
-    assert len(seen) == tiny_cfg.n_layer and all(t[0] is rope.pos.cos and t[1] is rope.pos.sin for t in seen)
+    assert len(seen) == tiny_cfg.n_layer                 # every layer gets views of the model's own tables
+    assert all(c.data_ptr() == rope.pos.cos.data_ptr() and s.data_ptr() == rope.pos.sin.data_ptr()
+               and c.shape == (tiny_cfg.block_size, tiny_cfg.head_size // 2) for c, s in seen)
     with torch.no_grad():
         rope.pos.cos.fill_(1.0)
         rope.pos.sin.zero_()

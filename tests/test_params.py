@@ -93,6 +93,16 @@ BAD = [
     (with_("ablation", "rerun_perturbation", 0), "ablation.rerun_perturbation=0: must be a number in"),
     (with_("ablation", "rerun_perturbation", 0.5), "ablation.rerun_perturbation=0.5: must be a number in"),
     (with_("train", "init_perturbation", -1e-7), "init_perturbation=-1e-07: must be a number in [0.0, 0.01)"),
+    (with_("sweep", "lr", [0.5, -2]), "sweep.lr=[0.5, -2]: must list multiples of train.lr, each a positive number"),
+    (with_("sweep", "lr", [0]), "sweep.lr=[0]: must list multiples of train.lr"),
+    (with_("sweep", "lr", [2, 2.0]), "sweep.lr=[2, 2.0]: must list multiples of train.lr"),
+    (with_("sweep", "lr", [1, 4]), "other than 1 (the main table's runs)"),
+    (with_("sweep", "lr", ["x4"]), "sweep.lr=['x4']: must list multiples"),
+    (with_("sweep", "lr", 4), "sweep.lr=4: must list multiples"),
+    (with_("sweep", "lr", [True]), "sweep.lr=[True]: must list multiples"),
+    (with_("sweep", "rows", ["qk_norm", "warp"]), "sweep.rows=['qk_norm', 'warp']: must list rows of the ladder"),
+    (with_("sweep", "rows", ["qk_norm", "qk_norm"]), "sweep.rows=['qk_norm', 'qk_norm']: must list rows"),
+    (with_("sweep", "steps", 3), "sweep.steps: unknown key; allowed keys are lr, rows"),
 ]
 
 
@@ -201,3 +211,27 @@ def test_rerun_rows_get_their_own_configs_with_perturbed_initial_weights():
         assert original["train"]["init_perturbation"] == 0.0
     configs, listing = plan(parse(default()), meta)                              # off by default
     assert listing["rerun"] == [] and not any(k.startswith("rerun_") for k in configs)
+
+
+def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_scaled():
+    from modern_gpt.pipeline.plan import plan
+    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
+    raw = default()
+    raw["sweep"] = {"lr": [4, 0.5], "rows": ["qk_norm", "n_kv_head"]}         # any order: ladder order out
+    configs, listing = plan(parse(raw), meta)
+    grid = listing["sweep"]
+    assert grid["lr"] == raw["train"]["lr"]
+    assert [r["slug"] for r in grid["rows"]] == ["n_kv_head", "qk_norm"]
+    assert [c["slug"] for c in grid["rows"][1]["runs"]] == ["sweep_qk_norm_x4", "sweep_qk_norm_x0.5"]
+    assert [c["multiple"] for c in grid["rows"][1]["runs"]] == [4.0, 0.5]
+    for row in ("n_kv_head", "qk_norm"):
+        for m in (4, 0.5):
+            mine, main = configs[f"sweep_{row}_x{m}"], configs[row]
+            assert mine["model"] == main["model"]
+            assert mine["train"] == {**main["train"], "lr": main["train"]["lr"] * m,
+                                     "min_lr": main["train"]["min_lr"] * m}
+    raw["sweep"] = {"lr": [], "rows": ["qk_norm"]}                              # an empty grid: off
+    configs, listing = plan(parse(raw), meta)
+    assert listing["sweep"]["rows"] == [] and not any(k.startswith("sweep_") for k in configs)
+    del raw["sweep"]                                                            # no section: off too
+    assert plan(parse(raw), meta)[1]["sweep"]["rows"] == []

@@ -4,6 +4,8 @@ The dependency graph is tried as a contributor would: edit a folder or a param, 
 would rerun, and rerun it.
 """
 
+import csv
+import io
 import json
 import os
 import re
@@ -29,13 +31,17 @@ ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COM
 ROWS = ["baseline", "norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 HEADERS = [c.header.replace("{confidence}", "95%") for c in COLUMNS]
-RUNS = {f"run@{row}-{seed}" for row in ROWS for seed in (0, 1)}
+RUNS = {f"run@{row}-{seed}" for row in ROWS for seed in (0, 1)} | {
+    f"sweep@{row}-4-{seed}" for row in ("n_kv_head", "qk_norm") for seed in (0, 1)}   # the grid at x4 only
+SERVE = {f"serve@{row}" for row in ROWS}
 
 SMOKE = {
     "generate": {"chars": 30000, "seed": 0},
     "model": {"n_layer": 1, "n_embd": 32, "block_size": 16},
     "seeds": [0, 1],
     "train": {"iters": 20, "batch_size": 8, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2},
+    "sweep": {"lr": [4]},
+    "serve": {"prompt_tokens": 4, "new_tokens": 8, "repeats": 2, "batch": 2},
 }
 
 
@@ -71,18 +77,18 @@ def project_copy(tmp: Path, **overrides) -> Path:
 
 
 def report_rows(repo: Path) -> list[dict[str, str]]:
-    """The ablation table's rows, each as {header: cell}."""
+    """The ablation table's rows, each as {header: cell}: the contiguous table under its header."""
     lines = (repo / "reports" / "ablation.md").read_text().splitlines()
-    table = [line for line in lines if line.startswith("|") and "---" not in line]
-    head = next(i for i, line in enumerate(table) if line.replace(" ", "").startswith("|#|"))
-    cells = [[c.strip() for c in line.strip("|").split("|")] for line in table[head:]]
-    assert cells[0] == HEADERS
-    rows = []
-    for row in cells[1:]:
-        if row[0] == "#":                                   # a second table (leave one out) begins
+    head = next(i for i, line in enumerate(lines) if line.replace(" ", "").startswith("|#|"))
+    table = []
+    for line in lines[head:]:
+        if not line.startswith("|"):
             break
-        rows.append(dict(zip(HEADERS, row)))
-    return rows
+        if "---" not in line:
+            table.append(line)
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in table]
+    assert cells[0] == HEADERS
+    return [dict(zip(HEADERS, row)) for row in cells[1:]]
 
 
 def commit(repo: Path, message: str) -> None:
@@ -109,7 +115,7 @@ def edit(path: Path) -> None:
 def repo(tmp_path_factory):
     repo = project_copy(tmp_path_factory.mktemp("e2e"))
     out = sh([*DVC, "repro"], repo)
-    assert ran(out.stdout) == RUNS | {"generate", "tokenize", "plan", "report"}
+    assert ran(out.stdout) == RUNS | SERVE | {"generate", "tokenize", "plan", "report"}
     commit(repo, "repro")
     return repo
 
@@ -124,6 +130,7 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
     for key in ("corpus", "md5", "tokenizer", "model shape", "seeds", "training code", "machine", "torch", "threads"):
         assert key in text
     assert "![validation loss" in text and (repo / "reports" / "val_curves.png").stat().st_size > 1000
+    assert "## Learning rate" in text and (repo / "reports" / "lr_sweep.png").stat().st_size > 1000
     assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, 95% CI "
                      r"\[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): (\*\*better\*\*|\*\*worse\*\*|noise|borderline)", text)
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
@@ -216,13 +223,16 @@ def test_an_edit_under_reporting_reruns_only_the_report(repo):
 
 def test_an_edit_under_nn_retrains_every_run_and_nothing_upstream(repo):
     edit(repo / "src" / "modern_gpt" / "nn" / "model.py")
-    assert changed_stages(repo) == RUNS | {"plan"}                   # plan sizes MLPs with the model
+    assert changed_stages(repo) == RUNS | SERVE | {"plan"}           # plan sizes MLPs with the model
     restore(repo)
     edit(repo / "src" / "modern_gpt" / "training" / "evaluate.py")
-    assert changed_stages(repo) == RUNS | {"plan"}                   # evaluation is part of every run
+    assert changed_stages(repo) == RUNS | SERVE | {"plan"}           # evaluation is part of every run
     restore(repo)
     edit(repo / "src" / "modern_gpt" / "corpus" / "tokenizers.py")
-    assert changed_stages(repo) == {"generate", "tokenize"}
+    assert changed_stages(repo) == SERVE | {"generate", "tokenize"}  # serve decodes its samples
+    restore(repo)
+    edit(repo / "src" / "modern_gpt" / "serving" / "generate.py")
+    assert changed_stages(repo) == SERVE | {"report"}                # the report formats with serving's units
     restore(repo)
 
 
@@ -234,6 +244,9 @@ def test_an_edit_under_nn_retrains_every_run_and_nothing_upstream(repo):
     ("report.overfit_rise=0.5", {"report"}),
     ("train.iters=21", {"plan"}),
     ("ablation.match_params=true", {"plan"}),
+    ("sweep.rows=[qk_norm]", {"plan"}),
+    ("report.spike_threshold=0.3", {"report"}),
+    ("serve.top_k=5", SERVE),
 ])
 def test_a_params_change_is_seen_by_the_stage_that_reads_it(repo, setting, stages):
     section, value = setting.split("=")
@@ -280,7 +293,7 @@ def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(r
     assert {s for s in ran(out.stdout) if s.startswith("run@")} == {f"run@{row}-2" for row in ROWS}
     assert all(m["n"] == 3 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
     out = sh([*DVC, "exp", "run", "-S", "seeds=[1]"], repo)
-    assert ran(out.stdout) == {"plan", "report"}
+    assert ran(out.stdout) == SERVE | {"plan", "report"}            # serve: each row's first seed, now 1
     assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
     assert "n/a (1 seed)" in (repo / "reports" / "ablation.md").read_text()
     # the report reads the runs the plan lists, never a glob: a stray run on disk changes nothing it prints
@@ -334,7 +347,7 @@ def test_each_stage_reads_only_its_declared_deps_and_every_data_dep_it_declares(
     copy = tmp_path / "copy"
     shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git", ".dvc"))
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
-    for name in ("generate", "tokenize", "plan", "run@baseline-0", "report"):
+    for name in ("generate", "tokenize", "plan", "run@baseline-0", "sweep@qk_norm-4-1", "serve@pos", "report"):
         stage = lock[name]
         cmd = stage["cmd"].split()
         assert cmd[0] == "python"
@@ -354,6 +367,7 @@ OPTIONS = {
     "baseline": {"norm": "layernorm", "pos": "rope", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": False},
     "ladder": ["baseline", "norm", "qk_norm"],
     "ablation": {"match_params": False, "aa_seeds": [5, 6], "leave_one_out": ["qk_norm"]},
+    "sweep": {"lr": [], "rows": []},
 }
 
 
@@ -409,6 +423,27 @@ def test_a_diverged_run_reaches_the_report_counted_and_marked(options_repo):
     for r in report_rows(options_repo)[:3]:
         n = diverged[{"Step 1 baseline": "baseline", "+ RMSNorm": "norm", "+ QK-norm": "qk_norm"}[r["variant"]]]
         assert (f"{n}/2 diverged" in r["val"]) == (n > 0)
+    sh(["git", "checkout", "params.yaml"], options_repo)
+
+
+def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_only_its_runs(options_repo):
+    grid = ["sweep.rows=[norm,qk_norm]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+    out = sh([*DVC, "exp", "run", *[a for s in [*grid, "sweep.lr=[1000]"] for a in ("-S", s)]], options_repo)
+    assert {s for s in ran(out.stdout) if "@" in s} == {f"sweep@{r}-1000-{s}" for r in ("norm", "qk_norm") for s in (0, 1)}
+    table = list(csv.DictReader(io.StringIO((options_repo / "reports" / "lr_sweep.csv").read_text())))
+    assert [(r["row"], float(r["multiple"])) for r in table] == [("norm", 1.0), ("norm", 1000.0), ("qk_norm", 1.0),
+                                                                  ("qk_norm", 1000.0)]
+    for r in table:                                  # lr 2: every row blew up there, and only there
+        unstable = int(r["diverged"]) + int(r["seeds_spiked"]) > 0
+        assert unstable == (float(r["multiple"]) == 1000.0), r
+    text = (options_repo / "reports" / "ablation.md").read_text()
+    assert "## Learning rate" in text and "| + RMSNorm" in text[text.index("## Learning rate"):]
+    assert re.search(r"At lr 2 \(×1000\), \+ RMSNorm: spikes in \d/2 seeds \(\d+ in all\), diverged \d/2", text)
+    assert (options_repo / "reports" / "lr_sweep.png").stat().st_size > 1000
+
+    out = sh([*DVC, "exp", "run", *[a for s in [*grid, "sweep.lr=[1000,0.5]"] for a in ("-S", s)]], options_repo)
+    assert {s for s in ran(out.stdout) if "@" in s} == {f"sweep@{r}-0.5-{s}" for r in ("norm", "qk_norm") for s in (0, 1)}
+    assert "| 0.001 (×0.5) |" in re.sub(" +", " ", (options_repo / "reports" / "ablation.md").read_text())
     sh(["git", "checkout", "params.yaml"], options_repo)
 
 

@@ -75,7 +75,7 @@ def test_bpe_is_deterministic():
 
 
 def test_an_unknown_symbol_is_a_clear_error():
-    with pytest.raises(DataError, match="'z' is not in the vocabulary"):
+    with pytest.raises(DataError, match="'z' not in the vocabulary"):
         SymbolTokenizer.fit({"kind": "char"}, "abc").encode("abz")
 
 

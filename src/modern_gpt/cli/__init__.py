@@ -1,4 +1,4 @@
-"""`modern-gpt ablate|bench|explain|import-config|export|import`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
+"""`modern-gpt ablate|bench|sample|explain|import-config|export|import`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ..training.config import COMPILE_MODES, DTYPES, TrainConfig
 from ..training.loop import fast_matmuls, resolve_device
 from . import ablate, bench
 from . import explain as explain_cli
-from . import hf_io
+from . import hf_io, sample
 
 COMMANDS = ("ablate", "bench")
 
@@ -55,7 +55,7 @@ def add_speed_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.")
-    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,explain,import-config,export,import}", parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,sample,explain,import-config,export,import}", parser_class=Parser)
 
     a = sub.add_parser("ablate", help="train every ladder row and print the ablation table")
     a.add_argument("--smoke", action="store_true", help="a tiny generated corpus and a tiny model: seconds on a CPU")
@@ -80,7 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--compile", choices=COMPILE_MODES, default="default",
                    help="the compile mode timed next to eager (default: default; none: eager only)")
     b.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: matmuls under bf16 autocast")
+    b.add_argument("--decode", action="store_true",
+                   help="instead: generation tokens/s with the KV cache and by full recompute, at each of --contexts, "
+                        "for untrained baseline and full models (context up to the largest)")
+    b.add_argument("--contexts", default="64,256,1024", help="--decode: context lengths (default 64,256,1024)")
     add_shape_args(b)
+    sample.add_parsers(sub)
     explain_cli.add_parsers(sub)
     hf_io.add_parsers(sub)
     return parser
@@ -136,7 +141,31 @@ def cmd_ablate(args: argparse.Namespace) -> None:
                       batch_seeds=args.batch_seeds)
 
 
+def cmd_decode_bench(args: argparse.Namespace) -> None:
+    try:
+        contexts = sorted({int(c) for c in args.contexts.split(",")})
+    except ValueError:
+        raise ConfigError(f"--contexts={args.contexts!r}: give context lengths, e.g. 64,256,1024") from None
+    steps = args.iters
+    if contexts[0] <= steps or args.windows < 1:
+        raise ConfigError(f"--contexts={args.contexts}, --iters={steps}, --windows={args.windows}: every context "
+                          "must exceed --iters (the timed tokens), and --windows must be at least 1")
+    settings = settings_from(args, {k: v for k, v in DEFAULT.items() if k not in ("iters", "lr")})
+    settings["block_size"] = max(contexts)
+    rows = rows_for(settings, args.vocab_size, args.n_kv_head)
+    rows = [rows[0], rows[-1]]
+    device = resolve_device(args.device)
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"device={device} ({where}) torch={torch.__version__} untrained models: {settings['n_layer']} layers, "
+          f"{settings['n_head']} heads, {settings['n_embd']} wide, context {max(contexts)}, batch 1")
+    print(f"seconds per token: the last {steps} tokens up to each context, median of {args.windows} interleaved "
+          "windows (cache and recompute alternate)\n", flush=True)
+    print(bench.format_decode(bench.decode_bench(rows, contexts, steps, args.windows, device)))
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
+    if args.decode:
+        return cmd_decode_bench(args)
     settings = settings_from(args, {k: v for k, v in DEFAULT.items() if k not in ("iters", "lr")})
     rows = rows_for(settings, args.vocab_size, args.n_kv_head)
     if args.rows:
@@ -178,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        {"ablate": cmd_ablate, "bench": cmd_bench, **explain_cli.COMMANDS, **hf_io.COMMANDS}[args.command](args)
+        {"ablate": cmd_ablate, "bench": cmd_bench, **sample.COMMANDS, **explain_cli.COMMANDS, **hf_io.COMMANDS}[args.command](args)
     except (ConfigError, DataError) as e:
         print(f"modern-gpt: error: {e}", file=sys.stderr)
         return 2

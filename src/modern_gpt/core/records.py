@@ -26,7 +26,7 @@ class RunRecord:
     seed: int
     model: dict                       # the resolved model config the run trained
     train: dict                       # the training config
-    diverged: bool                    # a non-finite training loss stopped the run
+    diverged: bool                    # the loss diverged (non-finite, or 10% above uniform past warm-up)
     steps: int                        # optimiser steps done
     curve: tuple[Point, ...]          # every eval_interval steps, and at the end
     train_loss: float | None          # from evaluating the trained weights (None when diverged)
@@ -45,6 +45,7 @@ class RunRecord:
     cached_graphs: int = 0            # ... and graphs it loaded from the kernel cache
     code_md5: str = ""                # md5 over the code the run imported (pipeline runs)
     code_files: tuple[str, ...] = field(default=())
+    losses: tuple[float, ...] = field(default=())     # every step's training-batch loss (spikes: the report)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -58,4 +59,4 @@ class RunRecord:
             got = sorted(d) if isinstance(d, dict) else type(d).__name__
             raise DataError(f"{where}: not a run record of this version (keys {got}); rerun it: dvc repro")
         return cls(**{**d, "curve": tuple(Point(**p) for p in d["curve"]),
-                      "code_files": tuple(d.get("code_files", ()))})
+                      "code_files": tuple(d.get("code_files", ())), "losses": tuple(d.get("losses", ()))})

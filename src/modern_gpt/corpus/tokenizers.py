@@ -55,10 +55,12 @@ class SymbolTokenizer:
 
     def encode(self, text: str) -> list[int]:
         index = {c: i for i, c in enumerate(self.symbols)}
-        try:
-            return [index[c] for c in self.split(self.kind, text)]
-        except KeyError as e:
-            raise DataError(f"text: {e.args[0]!r} is not in the vocabulary") from None
+        pieces = self.split(self.kind, text)
+        missing = sorted({c for c in pieces if c not in index})
+        if missing:
+            raise DataError(f"text: {', '.join(map(repr, missing))} not in the vocabulary of {len(index)} "
+                            f"{'characters' if self.kind == 'char' else 'syllables'}")
+        return [index[c] for c in pieces]
 
     def decode(self, ids: list[int]) -> str:
         return "".join(self.symbols[i] for i in ids)

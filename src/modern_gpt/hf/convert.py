@@ -28,6 +28,7 @@ import torch
 
 from ..core.errors import ConfigError, DataError
 from ..nn import GPT, ModelConfig
+from ..nn.checkpoint import load_into, load_run
 
 GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"
 HF_CLASSES = (GPT2, LLAMA, QWEN3)
@@ -322,15 +323,6 @@ def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, to
     return out
 
 
-def _load_into(cfg: ModelConfig, sd: dict[str, torch.Tensor], dtype: torch.dtype) -> GPT:
-    model = GPT(cfg).to(dtype)
-    try:
-        model.load_state_dict(sd, strict=True)
-    except RuntimeError as e:
-        raise DataError(f"weights do not fit the config: {str(e).splitlines()[0]}") from None
-    return model.eval()
-
-
 def to_hf(model: GPT, attn_implementation: str | None = None):
     """An HF model (GPT2LMHeadModel, LlamaForCausalLM or Qwen3ForCausalLM) computing what `model` computes."""
     transformers = _transformers()
@@ -353,7 +345,7 @@ def from_hf(hf_model, approximate_gelu: bool = False) -> GPT:
     cfg = config_from_hf(hf_model.config, approximate_gelu)
     sd = {k: v.detach() for k, v in hf_model.state_dict().items()}
     dtype = hf_model.get_input_embeddings().weight.dtype
-    return _load_into(cfg, from_hf_state(cfg, sd), dtype)
+    return load_into(cfg, from_hf_state(cfg, sd), dtype)
 
 
 # ----------------------------------------------------------------------------------------- folders
@@ -364,27 +356,6 @@ class Exported:
     hf_class: str
     files: list[str] = field(default_factory=list)
     tokenizer_note: str = ""
-
-
-def load_run(run_dir: str | Path) -> GPT:
-    """The trained model of a pipeline run folder (data/runs/<row>/<seed>/: model.pt + run.json)."""
-    run_dir = Path(run_dir)
-    record_path, weights = run_dir / "run.json", run_dir / "model.pt"
-    for p in (record_path, weights):
-        if not p.is_file():
-            raise DataError(f"{p}: not found (a run folder holds model.pt and run.json)")
-    try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise DataError(f"{record_path}: not readable JSON ({e})") from None
-    if not isinstance(record, dict) or "model" not in record:
-        raise DataError(f"{record_path}: no 'model' key (the run's ModelConfig)")
-    cfg = ModelConfig.from_dict(record["model"], where=f"{record_path}: model")
-    try:
-        sd = torch.load(weights, map_location="cpu", weights_only=True)
-    except Exception as e:                              # noqa: BLE001 - any unreadable file is one line
-        raise DataError(f"{weights}: not a readable state dict ({type(e).__name__})") from None
-    return _load_into(cfg, sd, torch.float32)
 
 
 def default_tokenizer(run_dir: Path) -> Path | None:

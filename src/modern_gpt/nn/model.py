@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
@@ -18,7 +19,7 @@ import torch.nn.functional as F
 if TYPE_CHECKING:
     from .config import ModelConfig
 
-Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin, (block_size, head_size/2) each
+Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin of the positions in hand, (T, head_size/2) each
 
 
 NORMS = {
@@ -42,11 +43,10 @@ def rope_cache(head_dim: int, max_len: int, base: float) -> Rope:
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each (even, odd) pair of x's last dimension by its position's angle."""
-    T = x.size(-2)
+    """Rotate each (even, odd) pair of x's last dimension by its position's angle; cos and sin hold the angles
+    of x's positions, (T, head_dim/2), broadcast over batch and heads."""
     x1, x2 = x[..., 0::2], x[..., 1::2]                   # (B, H, T, head_dim/2) each
-    c, s = cos[:T], sin[:T]                              # (T, head_dim/2), broadcast over B and H
-    return torch.stack((x1 * c - x2 * s, x1 * s + x2 * c), dim=-1).flatten(-2).type_as(x)
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2).type_as(x)
 
 
 class LearnedPositions(nn.Module):
@@ -56,10 +56,10 @@ class LearnedPositions(nn.Module):
         super().__init__()
         self.table = nn.Embedding(cfg.block_size, cfg.n_embd)
 
-    def add(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.table(torch.arange(x.size(1), device=x.device))
+    def add(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        return x + self.table(torch.arange(start, start + x.size(1), device=x.device))
 
-    def rope(self) -> Rope | None:
+    def rope(self, start: int, T: int) -> Rope | None:
         return None
 
 
@@ -72,11 +72,12 @@ class RotaryPositions(nn.Module):
         self.register_buffer("cos", cos, persistent=False)   # a table, not weights: not saved
         self.register_buffer("sin", sin, persistent=False)
 
-    def add(self, x: torch.Tensor) -> torch.Tensor:
+    def add(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         return x
 
-    def rope(self) -> Rope | None:
-        return self.cos, self.sin
+    def rope(self, start: int, T: int) -> Rope | None:
+        """The angles of positions start .. start+T-1: absolute positions, also one token at a time."""
+        return self.cos[start:start + T], self.sin[start:start + T]
 
 
 class NoPositions(nn.Module):
@@ -85,10 +86,10 @@ class NoPositions(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
 
-    def add(self, x: torch.Tensor) -> torch.Tensor:
+    def add(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
         return x
 
-    def rope(self) -> Rope | None:
+    def rope(self, start: int, T: int) -> Rope | None:
         return None
 
 
@@ -96,6 +97,43 @@ POSITIONS = {"learned": LearnedPositions, "rope": RotaryPositions, "none": NoPos
 
 
 # ----------------------------------------------------------------------------------------- attention
+
+class KVCache:
+    """Every layer's keys and values of `batch` sequences, up to block_size tokens: only the n_kv_head K/V
+    heads are stored (under GQA, n_head / n_kv_head times less than multi-head attention keeps), after
+    QK-norm and RoPE, so a stored key never changes. GPT.forward(idx, cache=...) appends idx's tokens."""
+
+    def __init__(self, cfg: ModelConfig, batch: int, device: torch.device | str = "cpu",
+                 dtype: torch.dtype = torch.float32):
+        self.block_size = cfg.block_size
+        # (layer, K or V, batch, K/V head, position, head_dim)
+        self.kv = torch.zeros(cfg.n_layer, 2, batch, cfg.n_kv_head, cfg.block_size, cfg.head_size, device=device,
+                              dtype=dtype)
+        self.length = 0                                   # tokens stored per sequence
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the cache holds: every layer's K and V at the full context."""
+        return self.kv.numel() * self.kv.element_size()
+
+    def layer(self, i: int) -> LayerKV:
+        return LayerKV(self.kv[i, 0], self.kv[i, 1], self.length)
+
+
+@dataclass(frozen=True)
+class LayerKV:
+    """One layer's slice of a KVCache, and where the new tokens go."""
+    k: torch.Tensor                 # (B, n_kv_head, block_size, head_dim)
+    v: torch.Tensor
+    start: int                      # tokens already stored
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store the new tokens' keys and values; return every stored token's."""
+        end = self.start + k.size(2)
+        self.k[:, :, self.start:end] = k
+        self.v[:, :, self.start:end] = v
+        return self.k[:, :, :end], self.v[:, :, :end]
+
 
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig):
@@ -110,7 +148,7 @@ class Attention(nn.Module):
         self.dropout = cfg.dropout
         self.resid_dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None) -> torch.Tensor:
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)     # (B, n_head, T, hd)
         k = self.k_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
@@ -119,10 +157,17 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)        # keeps q·k small whatever the weights grow to
         if rope is not None:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        mask, causal = None, True
+        if kv is not None:                               # generation: attend to the stored tokens too
+            k, v = kv.extend(k, v)
+            if kv.start > 0:                             # query i sits at position start + i
+                causal = False
+                if T > 1:
+                    mask = torch.ones(T, kv.start + T, dtype=torch.bool, device=x.device).tril(kv.start)
         # scale, causal mask, softmax, dropout and the weighted sum in one call; enable_gqa lets one
         # K/V head serve n_head / n_kv_head query heads without copying K and V
         y = F.scaled_dot_product_attention(
-            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0,
+            q, k, v, attn_mask=mask, is_causal=causal, dropout_p=self.dropout if self.training else 0.0,
             enable_gqa=self.n_kv_head != self.n_head,
         )                                                # (B, n_head, T, hd)
         y = y.transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
@@ -172,15 +217,15 @@ MLPS = {"gelu": MLP, "swiglu": SwiGLU}
 
 # ----------------------------------------------------------------------------------------- block
 
-def pre_norm(block: Block, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+def pre_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None) -> torch.Tensor:
     """Today's wiring: the norm sits inside each branch; the residual stream is never normalised."""
-    x = x + block.attn(block.norm1(x), rope)
+    x = x + block.attn(block.norm1(x), rope, kv)
     return x + block.mlp(block.norm2(x))
 
 
-def post_norm(block: Block, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
+def post_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None) -> torch.Tensor:
     """2017's wiring: normalise after each residual add."""
-    x = block.norm1(x + block.attn(x, rope))
+    x = block.norm1(x + block.attn(x, rope, kv))
     return block.norm2(x + block.mlp(x))
 
 
@@ -196,8 +241,8 @@ class Block(nn.Module):
         self.mlp = MLPS[cfg.mlp](cfg)
         self.wiring = PLACEMENTS[cfg.norm_placement]
 
-    def forward(self, x: torch.Tensor, rope: Rope | None) -> torch.Tensor:
-        return self.wiring(self, x, rope)
+    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None) -> torch.Tensor:
+        return self.wiring(self, x, rope, kv)
 
 
 # ----------------------------------------------------------------------------------------- GPT
@@ -232,14 +277,19 @@ class GPT(nn.Module):
             n -= self.tok_emb.weight.numel() + sum(p.numel() for p in self.pos.parameters())
         return n
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, cache: KVCache | None = None):
+        """Logits of every position of idx (and the mean loss against targets). With a cache, idx continues
+        the sequences stored in it (positions cache.length onwards), and its keys and values are added."""
         B, T = idx.shape
-        if T > self.cfg.block_size:
-            raise ValueError(f"sequence length {T} exceeds block_size={self.cfg.block_size}")
-        x = self.drop(self.pos.add(self.tok_emb(idx)))   # (B, T, n_embd)
-        rope = self.pos.rope()
-        for block in self.blocks:
-            x = block(x, rope)
+        start = cache.length if cache is not None else 0
+        if start + T > self.cfg.block_size:
+            raise ValueError(f"sequence length {start + T} exceeds block_size={self.cfg.block_size}")
+        x = self.drop(self.pos.add(self.tok_emb(idx), start))   # (B, T, n_embd)
+        rope = self.pos.rope(start, T)
+        for i, block in enumerate(self.blocks):
+            x = block(x, rope, cache.layer(i) if cache is not None else None)
+        if cache is not None:
+            cache.length += T
         logits = self.lm_head(self.norm_f(x))            # (B, T, vocab_size)
         if targets is None:
             return logits, None

@@ -1,4 +1,4 @@
-"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, ablation), checked strictly.
+"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, ablation, sweep), checked strictly.
 
 The plan stage reads these and nothing else; the corpus sections are corpus/settings.py's, the
 report's is reporting/settings.py's.
@@ -18,10 +18,11 @@ from ..nn import ModelConfig
 from ..training.config import TrainConfig
 from .ladder import Row, check_flags, ladder, leave_one_out
 
-SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "ablation")
+SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "ablation", "sweep")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": [], "rerun": [],
                                      "rerun_perturbation": 1e-7}
+SWEEP_DEFAULTS: dict[str, Any] = {"lr": [], "rows": []}
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Params:
     seeds: list[int]
     train: TrainConfig
     ablation: dict                    # match_params, aa_seeds, leave_one_out, rerun, rerun_perturbation
+    sweep: dict = dataclasses.field(default_factory=lambda: dict(SWEEP_DEFAULTS))   # lr (multiples), rows
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -57,7 +59,7 @@ def _mapping(raw: dict, name: str) -> dict:
 
 
 def parse(raw: Any) -> Params:
-    s = params_file.sections(raw, SECTIONS, optional=("ablation",))
+    s = params_file.sections(raw, SECTIONS, optional=("ablation", "sweep"))
     model = _mapping(s, "model")
     check_keys(model, "model", MODEL_KEYS)
     ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
@@ -98,7 +100,25 @@ def parse(raw: Any) -> Params:
                     train=train, ablation=ablation)
     params.rows(vocab_size=1)                                   # the ladder must resolve, now
     params.leave_one_out(vocab_size=1)
-    return params
+    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows))
+
+
+def parse_sweep(raw: Any, rows: list[str]) -> dict:
+    """The learning-rate grid: `lr`, multiples of train.lr (min_lr scales with it) other than 1, whose runs the
+    main table already has; `rows`, the ladder rows it covers (kept in ladder order). Either list empty: off."""
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"sweep: must be a mapping with lr and rows, got {raw!r}")
+    sweep = {**SWEEP_DEFAULTS, **(raw or {})}
+    check_keys(sweep, "sweep", list(SWEEP_DEFAULTS))
+    lrs, covered = sweep["lr"], sweep["rows"]
+    if (not isinstance(lrs, list) or any(isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0
+                                         or m == 1 or m != m or m == float("inf") for m in lrs)
+            or len(set(lrs)) != len(lrs)):
+        raise ConfigError(f"sweep.lr={lrs!r}: must list multiples of train.lr, each a positive number other than 1 "
+                          "(the main table's runs), each once; [] switches the grid off")
+    if not isinstance(covered, list) or any(r not in rows for r in covered) or len(set(covered)) != len(covered):
+        raise ConfigError(f"sweep.rows={covered!r}: must list rows of the ladder ({', '.join(rows)}), each once")
+    return {"lr": list(lrs), "rows": [r for r in rows if r in covered]}
 
 
 def load(path: str | Path = "params.yaml") -> Params:

@@ -32,6 +32,17 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
     rerun = [r for r in rows if r.slug in p.ablation["rerun"]]
     configs |= {f"rerun_{r.slug}": {"model": r.config.to_dict(), "train": perturbed.to_dict()} for r in rerun}
 
+    # the learning-rate grid: each covered row at each multiple; slugs as dvc.yaml spells them (str of the number)
+    sweep = []
+    if p.sweep["lr"]:
+        for r in (r for r in rows if r.slug in p.sweep["rows"]):
+            runs = []
+            for m in p.sweep["lr"]:
+                scaled = dataclasses.replace(p.train, lr=p.train.lr * m, min_lr=p.train.min_lr * m)
+                configs[sweep_slug(r.slug, m)] = {"model": configs[r.slug]["model"], "train": scaled.to_dict()}
+                runs.append({"multiple": float(m), "slug": sweep_slug(r.slug, m)})
+            sweep.append({"slug": r.slug, "runs": runs})
+
     def entry(r: Row) -> dict:
         return {"slug": r.slug, "label": r.label, "changed": r.changed, "hf_class": hf_name(r.config)}
 
@@ -43,7 +54,13 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
         "rerun": [{**entry(r), "slug": f"rerun_{r.slug}", "of": r.slug} for r in rerun],
         "rerun_perturbation": perturbed.init_perturbation,
         "match_params": p.ablation["match_params"],
+        "sweep": {"lr": p.train.lr, "rows": sweep},
     }
+
+
+def sweep_slug(row: str, multiple: float) -> str:
+    """A grid run's config and run folder: sweep_<row>_x<multiple>, the multiple as dvc.yaml's ${item.lr}."""
+    return f"sweep_{row}_x{multiple}"
 
 
 def hf_name(cfg) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import RowResult
+from .sweep import SweepRow
 
 
 def curves(rows: list[RowResult]) -> list[dict[str, Any]]:
@@ -49,6 +50,66 @@ def plot(curve_rows: list[dict], path: str | Path, floor_per_token: float | None
         ax.set_ylim(low - 0.05 * abs(low), max(later) + 0.05 * abs(max(later)))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+
+
+LR_COLUMNS = ["row", "variant", "lr", "multiple", "seeds", "val_mean", "val_sd", "val_min", "val_max", "spikes",
+              "seeds_spiked", "diverged", "best"]
+
+
+def lr_rows(rows: list[SweepRow]) -> list[dict[str, Any]]:
+    """The learning-rate grid as a table: per covered row and rate, val over the seeds that did not diverge,
+    spikes and divergence."""
+    out = []
+    for r in rows:
+        for c in r.cells:
+            vals = [v for v in (run.val_loss for run in c.runs) if v is not None and math.isfinite(v)]
+            out.append({"row": r.row.slug, "variant": r.row.label, "lr": c.lr, "multiple": c.multiple,
+                        "seeds": c.val.n, "val_mean": c.val.mean, "val_sd": c.val.sd,
+                        "val_min": min(vals) if vals else None, "val_max": max(vals) if vals else None,
+                        "spikes": sum(c.spikes), "seeds_spiked": c.seeds_spiked, "diverged": c.val.n_diverged,
+                        "best": c is r.best})
+    return out
+
+
+def lr_plot(table: list[dict], path: str | Path) -> None:
+    """Val loss against learning rate (log axis), one line per row with its seed range; a rate where a seed
+    diverged is marked with an x on the row's line at the top of the axes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    if not table:
+        ax.text(0.5, 0.5, "no learning-rate grid (params: sweep.lr is empty)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
+    order = list(dict.fromkeys(r["row"] for r in table))
+    for i, slug in enumerate(order):
+        pts = [r for r in table if r["row"] == slug]
+        color = plt.cm.tab10(i % 10)
+        ok = [p for p in pts if p["val_mean"] is not None]
+        xs = [p["lr"] for p in ok]
+        ax.plot(xs, [p["val_mean"] for p in ok], color=color, marker="o", label=pts[0]["variant"], linewidth=1.4)
+        ax.fill_between(xs, [p["val_min"] for p in ok], [p["val_max"] for p in ok], color=color, alpha=0.15,
+                        linewidth=0)
+        for p in pts:
+            if p["diverged"]:
+                ax.plot([p["lr"]], [1.0], transform=ax.get_xaxis_transform(), marker="x", color=color,
+                        markersize=9, clip_on=False, linestyle="none")
+    if table:
+        ax.set_xscale("log")
+        rates = sorted({r["lr"] for r in table})
+        ax.set_xticks(rates, [f"{x:g}" for x in rates])      # the grid's own rates, no scientific minor labels
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("peak learning rate (log scale); x at the top: a seed diverged there")
+        ax.set_ylabel("validation loss (nats per token)")
+        ax.set_title("Validation loss against learning rate: mean over seeds, band = min–max")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", metadata={"Software": None})

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from tabulate import tabulate
 
+from ..serving.kv_cache import human
 from .results import RowResult
 from .settings import Settings
 from .stats import NA_VERDICT, RULE, SEEDS_NEEDED_METHOD, Comparison, Summary, compare, verdict_text
+from .sweep import AtBest, Cell, SweepRow, selection_bias
 
 LN2 = math.log(2)
 
@@ -234,6 +237,149 @@ def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list
     ]
 
 
+# ------------------------------------------------------------------------------------- the learning-rate grid
+
+def lr_label(c: Cell) -> str:
+    return f"{c.lr:g} (×{c.multiple:g})"
+
+
+def instability(c: Cell) -> str:
+    """'2/3 seeds (3 spikes), 1/3 diverged'."""
+    return (f"spikes in {c.seeds_spiked}/{c.val.n} seeds ({sum(c.spikes)} in all), "
+            f"diverged {c.val.n_diverged}/{c.val.n}")
+
+
+def stability_sentence(pair: AtBest) -> str:
+    """What the row did where the row above it spiked or diverged."""
+    row, ref = pair.row.row.label, pair.ref.row.label
+    unstable = [c for c in pair.ref.cells if c.unstable]
+    if not unstable:
+        return (f"{ref} neither spiked nor diverged at any rate of the grid, so the grid does not test what {row} "
+                "does for stability; widen it to higher rates (`sweep.lr`).")
+    out = []
+    mine = {c.multiple: c for c in pair.row.cells}
+    for c in unstable:
+        m = mine[c.multiple]
+        worse = sum(c.spikes) + c.val.n_diverged
+        ours = sum(m.spikes) + m.val.n_diverged
+        outcome = ("removed that instability" if not m.unstable
+                   else "reduced it" if ours < worse else "did not remove it")
+        out.append(f"At lr {lr_label(c)}, {ref}: {instability(c)}; {row}: {instability(m)}. {row} {outcome}.")
+    return " ".join(out)
+
+
+def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_name: str, base_lr: float,
+                  uniform: float | None) -> list[str]:
+    seeds = ", ".join(str(r.seed) for r in rows[0].cells[0].runs)
+    body = []
+    for r in rows:
+        best = r.best
+        for c in r.cells:
+            body.append([r.row.label, lr_label(c), mean_sd(c.val), f"{sum(c.spikes)}", f"{c.seeds_spiked}/{c.val.n}",
+                         f"{c.val.n_diverged}/{c.val.n}", "best" if c is best else ""])
+    head = ["variant", "lr", "val", "spikes", "seeds that spiked", "diverged", ""]
+    text = [
+        "## Learning rate",
+        f"{' and '.join(r.row.label for r in rows)} trained at each learning rate below (multiples of train.lr "
+        f"{base_lr:g}; min_lr scaled alike), on seeds {seeds}; the runs at {base_lr:g} are the main table's. "
+        f"A **spike** is an episode in which a step's training loss rose more than {s.spike_threshold:g} nats above the "
+        "lowest loss before it (`report.spike_threshold`), counted after warm-up (the first optimiser steps jump "
+        "alike in every row at a high rate); a seed **diverged** when its loss went non-finite, or, "
+        "after warm-up, more than 10% above the uniform model's"
+        + (f" (ln V = {uniform:.3f})" if uniform is not None else "") + ": the run "
+        "stops there and is left out of the mean. A row's **best** rate has the lowest mean val loss among the "
+        "rates where no seed diverged.",
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left", "right", "right", "right", "right", "right",
+                                                                 "left"], disable_numparse=True),
+        f"![validation loss against learning rate, mean and seed range]({plot_name})",
+    ]
+    for pair in pairs:
+        if pair.vs is None:
+            text.append(f"**{pair.row.row.label} against {pair.ref.row.label} at their best rates:** one of them "
+                        "diverged at every rate; no comparison.")
+            continue
+        c, a, b = pair.vs, pair.row.best, pair.ref.best
+        changed = pair.vs.verdict != pair.main.verdict
+        text.append(
+            f"**{pair.row.row.label} at lr {a.lr:g} against {pair.ref.row.label} at lr {b.lr:g}** (each at its best "
+            f"rate): Δ val {num(c.effect, sign=True)} ("
+            + (f"spread {num(c.spread)}, {s.confidence:.0%} CI {interval(c)}, margins {margins(c)}"
+               if c.ci_low is not None else f"{c.n_pairs} seed") + f"): {verdict(c)}. "
+            + (f"The verdict changes: at lr {base_lr:g} for both it was {verdict(pair.main)}."
+               if changed else f"The same verdict as at lr {base_lr:g} for both.")
+            + " " + stability_sentence(pair))
+    bias = selection_bias(rows)
+    if bias is not None:
+        k = max(len(r.cells) for r in rows)
+        text.append(
+            f"**The best rate is chosen on the seeds that judge it**, which favours it: of {k} equally good rates, "
+            f"the best mean lies below the others by luck alone by about {num(bias)} nats (E[max of {k} normals] × "
+            "the seed sd pooled over every cell of the grid, unstable ones included, / √seeds). A difference at the best rates smaller than that is not evidence; "
+            "new seeds at the chosen rates would remove the bias (`dvc exp run -S seeds=...`).")
+    return text
+
+
+# ------------------------------------------------------------------------------------- serving
+
+def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> list[str]:
+    """What each row costs to generate with (the serve stage's measurements, one dict per row), and what it
+    wrote."""
+    by_slug = {m["slug"]: m for m in served}
+    budget = s.serving_budget_gib * 2 ** 30
+    first = served[0]
+    cfg = first["settings"]
+    body, notes, above = [], [], None
+    for r in rows:
+        m = by_slug.get(r.slug)
+        if m is None:
+            continue
+        fits = max(0, int((budget - m["weights_bytes"]) // m["kv_bytes_per_sequence"]))
+        ratio = m["kv_bytes_per_sequence"] / above["kv_bytes_per_sequence"] if above else None
+        body.append([r.label, str(m["n_kv_head"]), human(m["kv_bytes_per_token"]), human(m["kv_bytes_per_sequence"]),
+                     f"{ratio:.2f}×" if ratio is not None and ratio != 1 else "", f"{fits:,}",
+                     f"{m['prefill_tokens_per_sec']:,.0f}", f"{m['decode_tokens_per_sec']:,.0f}"])
+        if ratio is not None and ratio != 1:
+            before = max(0, int((budget - above["weights_bytes"]) // above["kv_bytes_per_sequence"]))
+            notes.append(f"**{r.label}** keeps {ratio:.2f}× the KV cache of the row above ({above['n_kv_head']} → "
+                         f"{m['n_kv_head']} K/V heads), so {before:,} → {fits:,} full-context sequences fit in "
+                         f"{s.serving_budget_gib:g} GiB; decode speed {above['decode_tokens_per_sec']:,.0f} → "
+                         f"{m['decode_tokens_per_sec']:,.0f} tokens/s.")
+        above = m
+    machines = sorted({f"{m['machine']}, {m['threads']} threads, torch {m['torch']}" for m in served})
+    head = ["variant", "K/V heads", "KV cache per token", f"per sequence ({first['context']} tokens)",
+            "vs row above", f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
+    text = [
+        "## Serving cost",
+        "Generating keeps every past token's keys and values (the KV cache) for each layer, for the K/V heads "
+        "only: grouped-query attention's benefit lives here, not in the loss. Bytes per token = 2 (K and V) × layers "
+        "× K/V heads × head size × 4 (float32), computed from each row's shape and checked against the real "
+        "cache tensor's size. Sequences that fit: (the budget − one copy of the weights) ÷ one full-context "
+        "sequence's cache (`report.serving_budget_gib`).",
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * 7, disable_numparse=True),
+        *notes,
+        f"† Measured by the serve stage on each row's seed-{first['seed']} model: median of {cfg['repeats']} runs, "
+        f"{cfg['batch']} sequences at once, a {len(first['prompt'])}-token prompt (prefill) then "
+        f"{first['new_tokens']} tokens one at a time with the cache (decode), greedy; on {'; '.join(machines)}. "
+        "They depend on the machine, like the seconds column.",
+        "## Samples",
+        f"Each row's seed-{first['seed']} model continues the first {len(first['prompt'])} tokens of the validation "
+        f"text, sampled at temperature {cfg['temperature']:g} among the {cfg['top_k']} likeliest tokens (sampler "
+        f"seed {cfg['seed']}), up to the context of {first['context']} tokens (`modern-gpt sample "
+        "data/runs/<row>/<seed>` does the same by hand). The prompt:",
+        fence(first["prompt_text"]),
+    ]
+    for r in rows:
+        if r.slug in by_slug:
+            text += [f"**{r.label}**", fence(by_slug[r.slug]["prompt_text"] + by_slug[r.slug]["sample_text"])]
+    return text
+
+
+def fence(text: str) -> str:
+    """A fenced block that no backticks inside can close."""
+    ticks = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{ticks}text\n{text.rstrip()}\n{ticks}"
+
+
 # ------------------------------------------------------------------------------------- the report
 
 @dataclass(frozen=True)
@@ -246,7 +392,8 @@ class Report:
 
 def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: str,
           aa: RowResult | None = None, loo: list[RowResult] = (), reruns: list[Rerun] = (),
-          perturbation: float = 0.0) -> Report:
+          perturbation: float = 0.0, sweep: list[SweepRow] = (), pairs: list[AtBest] = (),
+          sweep_plot: str = "lr_sweep.png", uniform: float | None = None, serve: list[dict] = ()) -> Report:
     """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
     A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model) and
     reruns with perturbed initial weights (compared with their rows)."""
@@ -305,6 +452,10 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
             markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
         ]
         table += [csv_row(r) for r in loo]
+    if serve:
+        parts += serving_section(rows, list(serve), s)
+    if sweep:
+        parts += sweep_section(list(sweep), list(pairs), s, sweep_plot, rows[0].runs[0].train["lr"], uniform)
     if reruns:
         parts += rerun_section(list(reruns), perturbation, s)
         table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]

@@ -10,6 +10,8 @@ from ..core.errors import ConfigError
 from ..core.validate import check_keys, check_number
 from .stats import BAND
 
+SPIKE = 0.5    # nats; chosen on the bundled corpus (README: "Learning rate")
+
 # key: (default, low, high): each a number in [low, high)
 REPORT: dict[str, tuple[float, float, float]] = {
     "confidence": (0.95, 0.5, 1.0),          # of the paired t interval behind each verdict
@@ -17,6 +19,8 @@ REPORT: dict[str, tuple[float, float, float]] = {
     "memorised_below": (0.2, 0.0, math.inf),  # nats per character: train and val both below this = memorised
     "overfit_rise": (0.02, 0.0, math.inf),    # val loss ending this fraction above its minimum = overfitting
     "param_tolerance": (0.05, 0.0, math.inf),  # non-embedding params differing by more than this are marked
+    "spike_threshold": (SPIKE, 0.0, math.inf),  # nats above the running minimum of the training loss: a spike
+    "serving_budget_gib": (16.0, 1e-6, math.inf),  # memory for weights + KV caches: how many sequences fit
 }
 
 
@@ -27,6 +31,8 @@ class Settings:
     memorised_below: float = 0.2    # nats per character, train and val both
     overfit_rise: float = 0.02      # final val above the curve's minimum, as a fraction
     param_tolerance: float = 0.05   # non-embedding params, as a fraction of the compared row's
+    spike_threshold: float = SPIKE  # a step's training loss this far above the lowest before it: a spike
+    serving_budget_gib: float = 16.0  # GiB for one copy of the weights and the sequences' KV caches
     train_chars_per_token: float = 1.0
     val_chars_per_token: float = 1.0
     floor: float | None = None      # nats per character: the corpus process's entropy, when known

@@ -23,7 +23,7 @@ from ..core.records import Point
 from ..nn import GPT, ModelConfig
 from .batches import check_length, fixed_windows, get_batch
 from .config import TrainConfig
-from .loop import Trained, get_lr, make_optimizer, perturb, resolve_device
+from .loop import Trained, Watch, get_lr, make_optimizer, perturb, resolve_device
 
 # vmap runs scaled_dot_product_attention one seed at a time (it has no batching rule yet) and says so
 # at every call: measured, and in the README, so not repeated to the user
@@ -112,6 +112,8 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
         return (total / len(x_all) / x_all[0].numel()).tolist()
 
     curves: list[list[Point]] = [[] for _ in seeds]
+    losses_of: list[list[float]] = [[] for _ in seeds]
+    watches = [Watch(math.log(model_cfg.vocab_size), train_cfg.warmup_iters) for _ in seeds]
     alive = [True] * len(seeds)
     steps = [train_cfg.iters] * len(seeds)
     final: list[dict | None] = [None] * len(seeds)       # a diverged seed's weights, before the bad step
@@ -134,8 +136,12 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
         xs, ys = zip(*(get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, g) for g in generators))
         losses = stacked.losses(torch.stack(xs).to(device), torch.stack(ys).to(device), train_cfg)
         for i, value in enumerate(losses.tolist()):
-            if alive[i] and not math.isfinite(value):    # this seed stops here, as its own run would
+            if not alive[i]:
+                continue
+            if watches[i].diverges(it, value):           # this seed stops here, as its own run would
                 alive[i], steps[i], final[i] = False, it, stacked.weights(i)
+            else:
+                losses_of[i].append(round(value, 5))
         if not any(alive):
             break
         stacked.update(optimizer, losses, train_cfg)     # a stopped seed's copy runs on, unread
@@ -151,5 +157,6 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
             for name, p in model.named_parameters():
                 p.copy_((final[i] or stacked.weights(i))[name])
         rate = steps[i] * tokens / step_secs if step_secs else 0.0   # this seed's share of the batched steps
-        results.append((model, Trained(not alive[i], steps[i], tuple(curves[i]), secs, rate, str(device))))
+        results.append((model, Trained(not alive[i], steps[i], tuple(curves[i]), secs, rate, str(device),
+                                       losses=tuple(losses_of[i]))))
     return results

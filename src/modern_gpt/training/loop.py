@@ -11,7 +11,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 import torch
 from tqdm import tqdm
@@ -98,13 +98,31 @@ def graph_counts() -> tuple[int, int]:
     return counters["inductor"]["fxgraph_cache_miss"], counters["inductor"]["fxgraph_cache_hit"]
 
 
+ABOVE_UNIFORM = 1.1     # Watch: a loss this many times the uniform model's, past warm-up, has diverged
+
+
+@dataclass
+class Watch:
+    """Divergence, judged step by step: a non-finite loss, or, past warm-up, a loss clearly above the uniform
+    model's (ln of the vocabulary size: what guessing every token equally likely scores), by ABOVE_UNIFORM.
+    The 10% keeps clear of a fresh model (it starts a few hundredths above ln V) and of the batch noise of one
+    that cannot learn (random tokens hover at ln V)."""
+    uniform: float
+    warmup_iters: int
+    stopped: bool = False
+
+    def diverges(self, it: int, loss: float) -> bool:
+        self.stopped = not math.isfinite(loss) or (it >= self.warmup_iters and loss > ABOVE_UNIFORM * self.uniform)
+        return self.stopped
+
+
 def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
-         cfg: TrainConfig) -> float:
-    """One optimiser step; returns the batch loss. A non-finite loss is returned before any update."""
+         cfg: TrainConfig, diverges: Callable[[float], bool] = lambda loss: not math.isfinite(loss)) -> float:
+    """One optimiser step; returns the batch loss. A loss that `diverges` is returned before any update."""
     with cfg.autocast(x.device):
         _, loss = model(x, y)
     loss_value = loss.item()
-    if not math.isfinite(loss_value):
+    if diverges(loss_value):
         return loss_value
     loss.backward()
     if cfg.grad_clip > 0:
@@ -117,13 +135,14 @@ def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tens
 @dataclass(frozen=True)
 class Trained:
     """What the loop measured; evaluation of the final weights is training.run's job."""
-    diverged: bool                 # a non-finite training loss stopped the run
+    diverged: bool                 # Watch stopped the run: a non-finite loss, or 10% above uniform past warm-up
     steps: int
     curve: tuple[Point, ...]
     secs: float
     tokens_per_sec: float
     device: str
     graphs: tuple[int, int] = (0, 0)   # torch.compile: graphs (compiled, loaded from the kernel cache)
+    losses: tuple[float, ...] = ()     # every step's training-batch loss, before its update (spikes: the report)
 
 
 def train(
@@ -136,7 +155,7 @@ def train(
     label: str = "train",
     progress: bool = True,
 ) -> tuple[GPT, Trained]:
-    """Train one model on one seed. A non-finite training loss stops the run (diverged=True), never raises.
+    """Train one model on one seed. A diverging loss (Watch) stops the run (diverged=True), never raises.
 
     progress: a bar on a terminal (tqdm), else one line per loss-curve point on stderr.
     """
@@ -165,6 +184,8 @@ def train(
         bar.set_postfix(val=f"{point.val:.4f}", refresh=False)
 
     curve: list[Point] = []
+    losses: list[float] = []
+    watch = Watch(math.log(model_cfg.vocab_size), train_cfg.warmup_iters)
     diverged, step_secs, it = False, 0.0, 0
     t0 = time.perf_counter()
     model.train()
@@ -175,10 +196,11 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = get_lr(it, train_cfg)
         x, y = get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, batches)
-        loss_value = step(fast, optimizer, x.to(device), y.to(device), train_cfg)
-        if not math.isfinite(loss_value):
+        loss_value = step(fast, optimizer, x.to(device), y.to(device), train_cfg, lambda v: watch.diverges(it, v))
+        if watch.stopped:
             diverged = True
             break
+        losses.append(round(loss_value, 5))
         step_secs += time.perf_counter() - tick
         bar.update()
     steps_done = it if diverged else train_cfg.iters
@@ -188,4 +210,4 @@ def train(
     tokens = steps_done * train_cfg.batch_size * model_cfg.block_size
     graphs = tuple(after - before for after, before in zip(graph_counts(), graphs_before))
     return model, Trained(diverged, steps_done, tuple(curve), time.perf_counter() - t0,
-                          tokens / step_secs if step_secs else 0.0, str(device), graphs)
+                          tokens / step_secs if step_secs else 0.0, str(device), graphs, tuple(losses))

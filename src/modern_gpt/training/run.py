@@ -54,7 +54,7 @@ def record(row: str, seed: int, model_cfg: ModelConfig, train_cfg: TrainConfig, 
                   "val_bpc": bits_per_char(last.val, val_tokens, val_chars)}
     return RunRecord(
         row=row, seed=seed, model=model_cfg.to_dict(), train=train_cfg.to_dict(),
-        diverged=trained.diverged, steps=trained.steps, curve=trained.curve, **scores,
+        diverged=trained.diverged, steps=trained.steps, curve=trained.curve, losses=trained.losses, **scores,
         params=model.num_params(), params_non_embedding=model.num_params(non_embedding=True),
         secs=secs, tokens_per_sec=trained.tokens_per_sec, device=trained.device,
         torch=torch.__version__, machine=machine(trained.device), threads=torch.get_num_threads(),

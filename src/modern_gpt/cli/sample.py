@@ -1,0 +1,71 @@
+"""`modern-gpt sample RUN_DIR`: text from a trained run, generated with the KV cache and decoded by the run's
+own tokenizer."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from ..core.errors import ConfigError, DataError
+from ..core.files import read_json
+from ..corpus.tokenizers import load_tokenizer
+from ..nn.checkpoint import load_run
+from ..serving.generate import generate
+from ..training.batches import load_tokens
+
+
+def add_parsers(sub) -> None:
+    s = sub.add_parser("sample", help="generate text from a trained run (KV cache; temperature, top-k, a seed)")
+    s.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
+    s.add_argument("--data", default="data/tokenized",
+                   help="the tokenized corpus: its tokenizer and validation text (default data/tokenized)")
+    s.add_argument("--prompt", help="the text to continue (default: the start of the validation text)")
+    s.add_argument("--prompt-tokens", type=int, default=16,
+                   help="without --prompt: this many tokens of the validation text (default 16)")
+    s.add_argument("--tokens", type=int, default=256, help="new tokens, at most up to the context (default 256)")
+    s.add_argument("--temperature", type=float, default=0.8, help="0: greedy (default 0.8)")
+    s.add_argument("--top-k", type=int, default=20, help="sample among the k most likely tokens; 0: all (default 20)")
+    s.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
+
+
+def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) -> list[int]:
+    """The prompt as token ids: the given text (characters outside the vocabulary are a one-line error naming
+    them), or the first `prompt_tokens` tokens of the validation text."""
+    if prompt is not None:
+        if not prompt:
+            raise ConfigError("--prompt: empty; give some text, or leave it out for the validation text's start")
+        try:
+            return tokenizer.encode(prompt)
+        except DataError as e:
+            raise DataError(f"--prompt: {str(e).removeprefix('text: ')}") from None
+    if prompt_tokens < 1:
+        raise ConfigError(f"--prompt-tokens={prompt_tokens}: must be at least 1")
+    return load_tokens(data / "val.bin")[:prompt_tokens].tolist()
+
+
+def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt: str | None = None, *,
+                prompt_tokens: int = 16, tokens: int = 256, temperature: float = 0.8, top_k: int | None = 20,
+                seed: int = 0) -> tuple[str, str]:
+    """(prompt, continuation) as text."""
+    data = Path(data)
+    if not (data / "tokenizer.json").is_file():
+        raise DataError(f"{data / 'tokenizer.json'}: not found (--data: the folder the tokenize stage writes)")
+    model = load_run(run_dir)
+    tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
+    if tokenizer.vocab_size != model.cfg.vocab_size:
+        raise DataError(f"{data / 'tokenizer.json'}: {tokenizer.vocab_size} tokens, but the run's model has "
+                        f"vocab_size={model.cfg.vocab_size} (another corpus or tokenizer)")
+    ids = prompt_ids(tokenizer, data, prompt, prompt_tokens)
+    out = generate(model, torch.tensor([ids]), tokens, temperature=temperature, top_k=top_k or None, seed=seed)
+    return tokenizer.decode(ids), tokenizer.decode(out[0, len(ids):].tolist())
+
+
+def cmd_sample(args: argparse.Namespace) -> None:
+    head, tail = sample_text(args.run_dir, args.data, args.prompt, prompt_tokens=args.prompt_tokens,
+                             tokens=args.tokens, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
+    print(head + tail)
+
+
+COMMANDS = {"sample": cmd_sample}

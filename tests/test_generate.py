@@ -1,0 +1,145 @@
+"""Generation: the cache gives the tokens of a full recompute; the sample command and the serving section."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from modern_gpt.cli import main
+from modern_gpt.core.errors import ConfigError
+from modern_gpt.corpus.tokenizers import SymbolTokenizer
+from modern_gpt.nn import GPT
+from modern_gpt.pipeline.params import load
+from modern_gpt.reporting.report import build, fence
+from modern_gpt.reporting.settings import Settings
+from modern_gpt.serving.generate import generate, serve_row, serve_settings, timings
+from test_report import ladder
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = load(ROOT / "params.yaml").rows(vocab_size=19)
+FULL = dataclasses.replace(ROWS[-1].config, block_size=32, n_layer=2, n_embd=32)
+
+
+@pytest.mark.parametrize("temperature, top_k", [(0.0, None), (1.0, None), (0.8, 5)])
+def test_the_cache_generates_the_tokens_of_a_full_recompute(temperature, top_k):
+    torch.manual_seed(0)
+    model = GPT(FULL).eval()
+    prompt = torch.randint(0, 19, (2, 7), generator=torch.Generator().manual_seed(3))
+    a = generate(model, prompt, 100, temperature=temperature, top_k=top_k, seed=4)
+    b = generate(model, prompt, 100, temperature=temperature, top_k=top_k, seed=4, cache=False)
+    assert a.shape == (2, 32) and torch.equal(a, b) and torch.equal(a[:, :7], prompt)    # stops at the context
+    assert torch.equal(generate(model, prompt, 5, temperature=temperature, top_k=top_k, seed=4), a[:, :12])
+
+
+def test_top_k_one_is_greedy():
+    model = GPT(FULL).eval()
+    prompt = torch.zeros(1, 3, dtype=torch.long)
+    assert torch.equal(generate(model, prompt, 10, top_k=1, seed=1), generate(model, prompt, 10, temperature=0))
+
+
+def test_a_prompt_longer_than_the_context_is_one_line():
+    with pytest.raises(ConfigError, match=r"prompt: 33 tokens, longer than the model's context \(block_size=32\)"):
+        generate(GPT(FULL), torch.zeros(1, 33, dtype=torch.long), 1)
+
+
+def test_serve_row_measures_and_checks_the_cache():
+    s = serve_settings({"new_tokens": 10, "repeats": 2, "batch": 2})
+    model = GPT(FULL).eval()
+    row = serve_row(model, [1, 2, 3], s)
+    assert len(row["sample"]) == 10 and row["new_tokens"] == 10
+    assert row["kv_bytes_per_token"] == 2 * 2 * FULL.n_kv_head * FULL.head_size * 4
+    assert row["kv_bytes_per_sequence"] == row["kv_bytes_tensor"] == row["kv_bytes_per_token"] * 32
+    assert row["prefill_tokens_per_sec"] > 0 and row["decode_tokens_per_sec"] > 0
+    t = timings(model, 2, 4, 6, repeats=2, cache=False)
+    assert t.decode_tokens_per_sec > 0
+
+
+@pytest.mark.parametrize("section, message", [
+    ({"batch": 0}, "serve.batch=0: must be an integer in [1,"),
+    ({"temperature": -1}, "serve.temperature=-1: must be a number in [0.0, 100.0)"),
+    ({"top_k": 1.5}, "serve.top_k=1.5: must be an integer"),
+    ({"colour": 1}, "serve.colour: unknown key"),
+    ("x", "serve: must be a mapping"),
+])
+def test_bad_serve_settings_are_one_line(section, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        serve_settings(section)
+
+
+def served(rows, kv_heads):
+    return [{"slug": r.slug, "seed": 0, "settings": serve_settings(None), "prompt": [1, 2], "prompt_text": "रामः ",
+             "machine": "CPU X", "threads": 2, "torch": "2.13.0", "n_kv_head": k, "context": 64,
+             "kv_bytes_per_token": 1024 * k, "kv_bytes_per_sequence": 65536 * k, "kv_bytes_tensor": 65536 * k,
+             "weights_bytes": 3_000_000, "prefill_tokens_per_sec": 5000.0, "decode_tokens_per_sec": 900.0 + k,
+             "new_tokens": 48, "sample": [3], "sample_text": f"वनम् {k}"} for r, k in zip(rows, kv_heads)]
+
+
+def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
+    rows = ladder([[1.0, 1.01, 1.02], [0.99, 1.0, 1.01], [0.98, 0.99, 1.0]])
+    text = build(rows, {}, Settings(), "p.png", serve=served(rows, [4, 4, 2])).markdown
+    assert "## Serving cost" in text and "## Samples" in text
+    lines = [line for line in text.splitlines() if line.startswith("| + RoPE")]
+    assert [c.strip() for c in lines[0].strip("|").split("|")] == [
+        "+ RoPE", "2", "2 KiB", "128 KiB", "0.50×", f"{(16 * 2**30 - 3_000_000) // (65536 * 2):,}", "5,000", "902"]
+    assert ("**+ RoPE** keeps 0.50× the KV cache of the row above (4 → 2 K/V heads), so 65,524 → 131,049 "
+            "full-context sequences fit in 16 GiB") in text
+    assert "```text\nरामः वनम् 2\n```" in text and "on CPU X, 2 threads" in text
+    assert "## Serving cost" not in build(rows, {}, Settings(), "p.png").markdown
+
+
+def test_a_fence_is_longer_than_any_backticks_inside():
+    assert fence("a ```` b") == "`````text\na ```` b\n`````"
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    """A run folder and a tokenized folder as the pipeline lays them out."""
+    text = "रामः वनम् गच्छति ।\n" * 20
+    tok = SymbolTokenizer.fit({"kind": "char"}, text)
+    cfg = dataclasses.replace(FULL, vocab_size=tok.vocab_size)
+    run = tmp_path / "runs" / "qk_norm" / "0"
+    run.mkdir(parents=True)
+    torch.manual_seed(0)
+    torch.save(GPT(cfg).state_dict(), run / "model.pt")
+    (run / "run.json").write_text(json.dumps({"model": cfg.to_dict()}))
+    data = tmp_path / "tokenized"
+    data.mkdir()
+    (data / "tokenizer.json").write_text(json.dumps(tok.to_dict()))
+    torch.tensor(tok.encode(text), dtype=torch.int32).numpy().tofile(data / "val.bin")
+    return run, data
+
+
+def test_sample_prints_the_prompt_and_its_continuation(run_dir, capsys):
+    run, data = run_dir
+    assert main(["sample", str(run), "--data", str(data), "--prompt", "रामः", "--tokens", "8", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("रामः") and len(out.rstrip("\n")) == len("रामः") + 8
+    assert main(["sample", str(run), "--data", str(data), "--tokens", "5", "--prompt-tokens", "4"]) == 0
+    assert capsys.readouterr().out.startswith("रामः")                    # the validation text's start
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--prompt", "hello राम"], "--prompt: 'e', 'h', 'l', 'o' not in the vocabulary"),
+    (["--prompt", "राम" * 20], "prompt: 60 tokens, longer than the model's context (block_size=32)"),
+    (["--prompt", ""], "--prompt: empty"),
+])
+def test_sample_refuses_bad_prompts_in_one_line(run_dir, capsys, args, message):
+    run, data = run_dir
+    assert main(["sample", str(run), "--data", str(data), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_sample_refuses_what_is_not_a_run_in_one_line(run_dir, capsys):
+    run, data = run_dir
+    assert main(["sample", str(run.parent), "--data", str(data)]) == 2
+    assert "run.json: not found (a run folder holds model.pt and run.json)" in capsys.readouterr().err
+    cfg = json.loads((run / "run.json").read_text())["model"]
+    (run / "run.json").write_text(json.dumps({"model": {**cfg, "n_embd": 64}}))        # weights of another shape
+    assert main(["sample", str(run), "--data", str(data)]) == 2
+    assert "weights do not fit the config" in capsys.readouterr().err
+    (run / "run.json").write_text(json.dumps({"model": {**cfg, "window": 8}}))         # an unknown config key
+    assert main(["sample", str(run), "--data", str(data)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

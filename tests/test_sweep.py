@@ -1,0 +1,159 @@
+"""The learning-rate grid: spikes and divergence counted, the best rate per row, the comparison at the best rates
+and the report's section, on run records built here; and the training loop's divergence stop on a real run."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from modern_gpt.core.records import RunRecord
+from modern_gpt.nn import ModelConfig
+from modern_gpt.reporting.plots import lr_plot, lr_rows
+from modern_gpt.reporting.report import build
+from modern_gpt.reporting.results import ladder_results
+from modern_gpt.reporting.settings import Settings
+from modern_gpt.reporting.sweep import SweepRow, at_best, cell, expected_max, selection_bias, spikes
+from modern_gpt.training.config import TrainConfig
+from modern_gpt.training.loop import Watch, train
+from test_report import run
+
+SMOOTH = [3.0, 2.5, 2.2, 2.0, 1.9, 1.85, 1.8]
+
+
+@pytest.mark.parametrize("losses, threshold, count", [
+    (SMOOTH, 0.5, 0),
+    ([3.0, 2.0, 2.4, 2.0], 0.5, 0),                  # a rise of 0.4: under the threshold
+    ([3.0, 2.0, 2.6, 2.0], 0.5, 1),                  # 0.6 above the running minimum
+    ([3.0, 2.0, 2.6, 2.7, 2.8, 2.0], 0.5, 1),        # consecutive steps above it: one spike
+    ([3.0, 2.0, 2.6, 2.0, 2.7, 1.5, 2.1], 0.5, 3),   # three episodes; the minimum moves to 1.5
+    ([3.0, 2.0, 2.6], 1.0, 0),
+    ([], 0.5, 0),
+])
+def test_spikes_are_episodes_above_the_running_minimum(losses, threshold, count):
+    assert spikes(losses, threshold) == count
+
+
+def test_spikes_count_from_the_end_of_warm_up_against_the_minimum_since_step_0():
+    losses = [3.0, 2.0, 2.9, 2.0, 1.9, 2.6, 1.8]     # a spike at step 2 (in warm-up) and one at step 5
+    assert spikes(losses, 0.5) == 2 and spikes(losses, 0.5, start=3) == 1 and spikes(losses, 0.5, start=6) == 0
+
+
+def test_expected_max_of_normals_matches_known_values():
+    assert expected_max(1) == 0.0
+    assert expected_max(2) == pytest.approx(1 / math.sqrt(math.pi), abs=1e-4)   # 0.5642
+    assert expected_max(3) == pytest.approx(0.8463, abs=1e-3)
+    assert expected_max(5) == pytest.approx(1.1630, abs=1e-3)
+
+
+def test_watch_stops_non_finite_and_clearly_worse_than_uniform_after_warm_up_only():
+    w = Watch(uniform=math.log(50), warmup_iters=5)                  # ln 50 = 3.912; x 1.1 = 4.303
+    assert not w.diverges(0, 3.95)                         # a fresh model starts a little above ln V
+    assert not w.diverges(3, 4.5)                          # in warm-up
+    assert not w.diverges(6, 4.2)                          # above ln V, within its 10%: the noise of no learning
+    assert w.diverges(7, 4.4) and w.stopped
+    assert Watch(math.log(50), 0).diverges(0, float("nan"))
+    assert Watch(math.log(50), 0).diverges(0, float("inf"))
+
+
+def test_a_huge_learning_rate_diverges_and_the_run_records_every_step_loss():
+    torch.set_num_threads(1)
+    cfg = ModelConfig(vocab_size=16, n_layer=1, n_head=2, n_kv_head=2, n_embd=16, block_size=8)
+    data = torch.randint(0, 16, (2000,), generator=torch.Generator().manual_seed(0))
+    calm = TrainConfig(iters=30, batch_size=4, lr=3e-3, min_lr=3e-4, warmup_iters=3, eval_interval=10, eval_iters=1)
+    _, trained = train(cfg, calm, data, data, seed=0, progress=False)
+    assert not trained.diverged and len(trained.losses) == 30 and trained.losses[0] > trained.losses[-1]
+    wild = dataclasses.replace(calm, lr=50.0, min_lr=5.0, grad_clip=0.0)
+    _, trained = train(cfg, wild, data, data, seed=0, progress=False)
+    assert trained.diverged and trained.steps < 30 and len(trained.losses) == trained.steps
+
+
+def grid(rows: dict[str, dict[float, list[float | None]]], curves: dict | None = None,
+         threshold: float = 0.5) -> tuple[list, list[SweepRow]]:
+    """A two-row ladder (r0, r1) and its grid: {row: {multiple: per-seed val}}; multiple 1 is the ladder's."""
+    curves = curves or {}
+
+    def records(slug, m, vals):
+        return [dataclasses.replace(run(seed, v, row=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
+                                    diverged=v is None, train={"warmup_iters": 1, "lr": 0.002 * m})
+                for seed, v in enumerate(vals)]
+
+    ladder = ladder_results([(slug, label, records(slug, 1.0, rows[slug][1.0]))
+                             for slug, label in (("r0", "+ GQA"), ("r1", "+ QK-norm"))])
+    sweep = [SweepRow(r, tuple(cell(m, 0.002 * m, r.runs if m == 1.0 else records(r.slug, m, vals), threshold)
+                               for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
+    return ladder, sweep
+
+
+def test_the_best_rate_is_the_lowest_mean_among_rates_where_no_seed_diverged():
+    ladder, sweep = grid({"r0": {0.5: [1.10, 1.12, 1.11], 1.0: [1.00, 1.02, 1.01], 4.0: [0.90, None, 0.80]},
+                          "r1": {0.5: [1.00, 1.01, 1.02], 1.0: [0.97, 0.98, 0.99], 4.0: [0.95, 0.96, 0.94]}})
+    assert sweep[0].best.multiple == 1.0             # x4 has the lowest mean of its finite seeds, but one diverged
+    assert sweep[1].best.multiple == 4.0
+    assert sweep[1].best.val.mean == pytest.approx(0.95)
+
+
+def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
+    # at train.lr r1 is no better than r0; at their best rates (r0 at x1, r1 at x4) it clearly is
+    ladder, sweep = grid({"r0": {1.0: [1.000, 1.010, 1.005], 4.0: [1.100, 1.110, 1.105]},
+                          "r1": {1.0: [1.004, 1.006, 1.008], 4.0: [0.900, 0.905, 0.910]}})
+    [pair] = at_best(sweep, ladder, confidence=0.95, band_sds=0.25)
+    assert pair.main.verdict in ("noise", "borderline") and pair.vs.verdict == "better"
+    text = build(ladder, {}, Settings(), "p.png", sweep=sweep, pairs=[pair], uniform=3.9).markdown
+    assert "## Learning rate" in text and "![validation loss against learning rate" in text
+    assert "**+ QK-norm at lr 0.008 against + GQA at lr 0.002** (each at its best rate)" in text
+    assert "The verdict changes: at lr 0.002 for both it was" in text
+    assert "chosen on the seeds that judge it" in text
+
+
+def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_claim_is_judged():
+    spiky = [3.0, 2.0, 2.9, 2.0, 1.9]                                       # one spike of 0.9
+    ladder, sweep = grid(
+        {"r0": {1.0: [1.00, 1.01, 1.02], 8.0: [1.20, None, 1.25]}, "r1": {1.0: [0.99, 1.00, 1.01], 8.0: [1.0, 1.1, 1.05]}},
+        curves={("r0", 8.0, 0): spiky, ("r0", 8.0, 2): spiky})
+    hot = sweep[0].cells[1]
+    assert hot.spikes == (1, 0, 1) and hot.seeds_spiked == 2 and hot.val.n_diverged == 1 and hot.unstable
+    assert not sweep[1].cells[1].unstable
+    [pair] = at_best(sweep, ladder, confidence=0.95, band_sds=0.25)
+    text = build(ladder, {}, Settings(), "p.png", sweep=sweep, pairs=[pair], uniform=3.9).markdown
+    assert ("At lr 0.016 (×8), + GQA: spikes in 2/3 seeds (2 in all), diverged 1/3; + QK-norm: spikes in 0/3 seeds "
+            "(0 in all), diverged 0/3. + QK-norm removed that instability.") in text
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text[text.index("## Learning rate"):]
+            .splitlines() if line.startswith("| + ")]
+    assert rows[1] == ["+ GQA", "0.016 (×8)", "1.2250 ± 0.0354 (1/3 diverged)", "2", "2/3", "1/3", ""]
+    assert rows[0][-1] == "best" and rows[2][-1] == "best"
+    table = lr_rows(sweep)
+    assert [(r["row"], r["multiple"], r["spikes"], r["diverged"], r["best"]) for r in table] == [
+        ("r0", 1.0, 0, 0, True), ("r0", 8.0, 2, 1, False), ("r1", 1.0, 0, 0, True), ("r1", 8.0, 0, 0, False)]
+
+
+def test_a_stable_grid_says_it_does_not_test_the_claim():
+    ladder, sweep = grid({"r0": {1.0: [1.00, 1.01, 1.02], 2.0: [1.0, 1.0, 1.0]},
+                          "r1": {1.0: [0.99, 1.00, 1.01], 2.0: [0.99, 0.99, 0.99]}})
+    pairs = at_best(sweep, ladder, confidence=0.95, band_sds=0.25)
+    text = build(ladder, {}, Settings(), "p.png", sweep=sweep, pairs=pairs).markdown
+    assert "+ GQA neither spiked nor diverged at any rate of the grid, so the grid does not test" in text
+
+
+def test_selection_bias_is_the_expected_best_of_k_equal_means():
+    ladder, sweep = grid({"r0": {1.0: [1.0, 1.1, 1.2], 2.0: [1.0, 1.1, 1.2], 4.0: [1.0, 1.1, 1.2]},
+                          "r1": {1.0: [1.0, 1.1, 1.2], 2.0: [1.0, 1.1, 1.2], 4.0: [1.0, 1.1, 1.2]}})
+    assert selection_bias(sweep) == pytest.approx(expected_max(3) * 0.1 / math.sqrt(3))
+
+
+def test_the_plot_is_written_with_and_without_a_grid(tmp_path):
+    ladder, sweep = grid({"r0": {1.0: [1.00, 1.01, 1.02], 8.0: [None, None, None]},
+                          "r1": {1.0: [0.99, 1.00, 1.01], 8.0: [1.0, 1.1, 1.05]}})
+    lr_plot(lr_rows(sweep), tmp_path / "a.png")
+    lr_plot([], tmp_path / "b.png")
+    assert (tmp_path / "a.png").stat().st_size > 1000 and (tmp_path / "b.png").stat().st_size > 1000
+
+
+def test_no_grid_no_section():
+    ladder, _ = grid({"r0": {1.0: [1.00, 1.01, 1.02]}, "r1": {1.0: [0.99, 1.00, 1.01]}})
+    assert "## Learning rate" not in build(ladder, {}, Settings(), "p.png").markdown
+
+
+def test_run_records_keep_their_step_losses_through_json():
+    record = dataclasses.replace(run(0, 1.0), losses=(3.0, 2.5))
+    assert RunRecord.from_dict(record.to_dict()).losses == (3.0, 2.5)
