@@ -202,6 +202,28 @@ def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(
     commit(repo, "no remote")
 
 
+def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
+    """`dvc plots diff` as a reviewer runs it: read the rendered vega-lite, not the YAML."""
+    data = json.loads(sh([*DVC, "plots", "diff", "HEAD", "--json"], repo).stdout)["data"]
+    curves = next(v for k, v in data.items() if k.startswith("validation loss per row"))[0]["content"]
+    assert [layer["mark"]["type"] for layer in curves["layer"]] == ["area", "line"]
+    assert curves["layer"][0]["encoding"]["y2"] == {"field": "high"}                  # the band: seed min to max
+    assert curves["encoding"]["color"]["field"] == "series"                          # one series per row and rev
+    assert {"calculate": "datum.rev + ' · ' + datum.variant", "as": "series"} in curves["transform"]
+    values = curves["data"]["values"]
+    assert {v["variant"] for v in values} == set(LABELS) and {v["rev"] for v in values} == {"HEAD", "workspace"}
+    assert all({"iter", "val_mean", "val_min", "val_max"} <= set(v) for v in values)
+    effects = next(v for k, v in data.items() if k.startswith("effect of each change"))[0]["content"]
+    assert [layer["mark"]["type"] for layer in effects["layer"]] == ["rule", "point", "rule"]
+    assert effects["layer"][0]["encoding"]["y2"] == {"field": "high"}                # the 95% interval
+    assert {v["variant"] for v in effects["data"]["values"] if v["d_val"] != ""} == set(LABELS[1:])
+    rates = next(v for k, v in data.items() if k.startswith("val loss against learning rate"))[0]["content"]
+    assert {v["row"] for v in rates["data"]["values"]} == {"n_kv_head", "qk_norm"}
+    for png in ("reports/val_curves.png", "reports/lr_sweep.png"):
+        assert [p["type"] for p in data[png]] == ["image", "image"]                   # HEAD and workspace
+    assert not any(k.endswith(".csv") for k in data)            # no default plot zigzagging through the rows
+
+
 def test_rewording_a_label_retrains_nothing(repo):
     labels = repo / "src" / "modern_gpt" / "pipeline" / "labels.py"
     text = labels.read_text()
