@@ -266,7 +266,7 @@ def test_an_edit_under_nn_retrains_every_run_and_nothing_upstream(repo):
     ("report.overfit_rise=0.5", {"report"}),
     ("train.iters=21", {"plan"}),
     ("ablation.match_params=true", {"plan"}),
-    ("sweep.lr=[4,8]", {"plan"}),
+    ("sweep.lr=[4,8]", {"plan", "sweep@qk_norm-8-0", "sweep@qk_norm-8-1"}),   # and the new rate's runs
     ("report.spike_threshold=0.3", {"report"}),
     ("serve.top_k=5", SERVE),
 ])
