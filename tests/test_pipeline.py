@@ -32,7 +32,7 @@ ROWS = ["baseline", "norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 HEADERS = [c.header.replace("{confidence}", "95%") for c in COLUMNS]
 RUNS = {f"run@{row}-{seed}" for row in ROWS for seed in (0, 1)} | {
-    f"sweep@{row}-4-{seed}" for row in ("n_kv_head", "qk_norm") for seed in (0, 1)}   # the grid at x4 only
+    f"sweep@qk_norm-4-{seed}" for seed in (0, 1)}                  # the grid: QK-norm at x4 only
 SERVE = {f"serve@{row}" for row in ROWS}
 
 SMOKE = {
@@ -40,7 +40,7 @@ SMOKE = {
     "model": {"n_layer": 1, "n_embd": 32, "block_size": 16},
     "seeds": [0, 1],
     "train": {"iters": 20, "batch_size": 8, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2},
-    "sweep": {"lr": [4]},
+    "sweep": {"lr": [4], "rows": ["qk_norm"]},
     "serve": {"prompt_tokens": 4, "new_tokens": 8, "repeats": 2, "batch": 2},
 }
 
@@ -202,6 +202,28 @@ def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(
     commit(repo, "no remote")
 
 
+def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
+    """`dvc plots diff` as a reviewer runs it: read the rendered vega-lite, not the YAML."""
+    data = json.loads(sh([*DVC, "plots", "diff", "HEAD", "--json"], repo).stdout)["data"]
+    curves = next(v for k, v in data.items() if k.startswith("validation loss per row"))[0]["content"]
+    assert [layer["mark"]["type"] for layer in curves["layer"]] == ["area", "line"]
+    assert curves["layer"][0]["encoding"]["y2"] == {"field": "high"}                  # the band: seed min to max
+    assert curves["encoding"]["color"]["field"] == "series"                          # one series per row and rev
+    assert {"calculate": "datum.rev + ' · ' + datum.variant", "as": "series"} in curves["transform"]
+    values = curves["data"]["values"]
+    assert {v["variant"] for v in values} == set(LABELS) and {v["rev"] for v in values} == {"HEAD", "workspace"}
+    assert all({"iter", "val_mean", "val_min", "val_max"} <= set(v) for v in values)
+    effects = next(v for k, v in data.items() if k.startswith("effect of each change"))[0]["content"]
+    assert [layer["mark"]["type"] for layer in effects["layer"]] == ["rule", "point", "rule"]
+    assert effects["layer"][0]["encoding"]["y2"] == {"field": "high"}                # the 95% interval
+    assert {v["variant"] for v in effects["data"]["values"] if v["d_val"] != ""} == set(LABELS[1:])
+    rates = next(v for k, v in data.items() if k.startswith("val loss against learning rate"))[0]["content"]
+    assert {v["row"] for v in rates["data"]["values"]} == {"qk_norm"}
+    for png in ("reports/val_curves.png", "reports/lr_sweep.png"):
+        assert [p["type"] for p in data[png]] == ["image", "image"]                   # HEAD and workspace
+    assert not any(k.endswith(".csv") for k in data)            # no default plot zigzagging through the rows
+
+
 def test_rewording_a_label_retrains_nothing(repo):
     labels = repo / "src" / "modern_gpt" / "pipeline" / "labels.py"
     text = labels.read_text()
@@ -244,7 +266,7 @@ def test_an_edit_under_nn_retrains_every_run_and_nothing_upstream(repo):
     ("report.overfit_rise=0.5", {"report"}),
     ("train.iters=21", {"plan"}),
     ("ablation.match_params=true", {"plan"}),
-    ("sweep.rows=[qk_norm]", {"plan"}),
+    ("sweep.lr=[4,8]", {"plan", "sweep@qk_norm-8-0", "sweep@qk_norm-8-1"}),   # and the new rate's runs
     ("report.spike_threshold=0.3", {"report"}),
     ("serve.top_k=5", SERVE),
 ])
@@ -280,10 +302,10 @@ def test_new_kv_heads_retrain_only_the_gqa_row_and_those_after_it(repo):
 
 
 def test_nope_is_a_row_that_a_flag_runs(repo):
-    out = sh([*DVC, "exp", "run", "-S", "model.pos=none"], repo)
-    assert {s for s in ran(out.stdout) if s.startswith("run@")} == {
+    sh([*DVC, "exp", "run", "-S", "model.pos=none", "plan"], repo)       # the plan alone: what would retrain
+    assert {s for s in changed_stages(repo) if s.startswith("run@")} == {
         f"run@{row}-{seed}" for row in ROWS[2:] for seed in (0, 1)}        # the pos row and every row after it
-    assert report_rows(repo)[2]["variant"] == "+ NoPE"
+    assert json.loads((repo / "configs" / "plan.json").read_text())["rows"][2]["label"] == "+ NoPE"
     assert json.loads((repo / "configs" / "pos.json").read_text())["model"]["pos"] == "none"
     restore(repo)
 
