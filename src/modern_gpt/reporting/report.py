@@ -329,19 +329,23 @@ def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> l
     first = served[0]
     cfg = first["settings"]
     body, notes, above = [], [], None
+
+    def sequences(m: dict) -> int:
+        """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
+        return max(0, int((budget - m["weights_bytes"]) // m["kv_bytes_per_sequence"]))
+
     for r in rows:
         m = by_slug.get(r.slug)
         if m is None:
             continue
-        fits = max(0, int((budget - m["weights_bytes"]) // m["kv_bytes_per_sequence"]))
+        fits = sequences(m)
         ratio = m["kv_bytes_per_sequence"] / above["kv_bytes_per_sequence"] if above else None
         body.append([r.label, str(m["n_kv_head"]), human(m["kv_bytes_per_token"]), human(m["kv_bytes_per_sequence"]),
                      f"{ratio:.2f}×" if ratio is not None and ratio != 1 else "", f"{fits:,}",
                      f"{m['prefill_tokens_per_sec']:,.0f}", f"{m['decode_tokens_per_sec']:,.0f}"])
         if ratio is not None and ratio != 1:
-            before = max(0, int((budget - above["weights_bytes"]) // above["kv_bytes_per_sequence"]))
             notes.append(f"**{r.label}** keeps {ratio:.2f}× the KV cache of the row above ({above['n_kv_head']} → "
-                         f"{m['n_kv_head']} K/V heads), so {before:,} → {fits:,} full-context sequences fit in "
+                         f"{m['n_kv_head']} K/V heads), so {sequences(above):,} → {fits:,} full-context sequences fit in "
                          f"{s.serving_budget_gib:g} GiB; decode speed {above['decode_tokens_per_sec']:,.0f} → "
                          f"{m['decode_tokens_per_sec']:,.0f} tokens/s.")
         above = m
