@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from modern_gpt.cli import main
-from modern_gpt.cli.shard import parse_share, share, training_stages
+from modern_gpt.cli.shard import dvc_error, parse_share, share, training_stages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,3 +51,14 @@ def test_shard_outside_a_project_or_without_a_default_remote_is_one_line(tmp_pat
     assert capsys.readouterr().err.startswith("modern-gpt: error: DVC remote: none is the default; the workers "
                                               "share their runs through one: dvc remote add -d NAME URL")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".dvc", ".dvcignore", ".git", "dvc.yaml"]
+
+
+def test_a_failing_dvc_command_is_told_by_the_stage_s_own_line_else_dvc_s():
+    def done(out: str, err: str) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess([], 1, out, err)
+    stage = done("Running stage 'plan':\n", "error: model.bias='no': must be true or false\n"
+                 "ERROR: failed to reproduce 'plan': failed to run: python stages/plan.py, exited with 2\n")
+    assert dvc_error(stage) == "model.bias='no': must be true or false"
+    assert dvc_error(done("", "ERROR: unexpected error - [Errno 20] Not a directory\n")) == \
+        "unexpected error - [Errno 20] Not a directory"
+    assert dvc_error(done("a\nlast words\n", "")) == "last words" and dvc_error(done("", "")) == "exit status 1"

@@ -61,10 +61,12 @@ def dvc(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 
 
 def dvc_error(done: subprocess.CompletedProcess) -> str:
-    """DVC's own one-line reason: its first ERROR line, else the last line it printed."""
+    """The one-line reason: a stage's own (`error: ...`, a bad param say), else DVC's first ERROR line, else the
+    last line DVC printed."""
     lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    ours = [line.removeprefix("error:").strip() for line in lines if line.startswith("error: ")]
     errors = [line.removeprefix("ERROR:").strip() for line in lines if line.startswith("ERROR")]
-    return (errors or lines or [f"exit status {done.returncode}"])[0]
+    return (ours or errors or lines[-1:] or [f"exit status {done.returncode}"])[0]
 
 
 def default_remote() -> tuple[str, str]:
