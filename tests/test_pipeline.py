@@ -533,6 +533,7 @@ def test_a_diverged_run_reaches_the_report_counted_and_marked(options_repo):
 def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one_trained(options_repo):
     """`launch` starts every training stage's command: python by default (the rendered command is the one
     dvc.lock holds), torchrun for one run over several processes; DVC sees a new command and retrains."""
+    restore(options_repo)                                                  # the committed runs, one process each
     record = options_repo / "data" / "runs" / "qk_norm" / "0" / "run.json"
     before = json.loads(record.read_text())
     params = read_yaml(options_repo / "params.yaml")
