@@ -3,7 +3,8 @@
 Reads configs/<row>.json and data/tokenized/; writes data/runs/<row>/<seed>/model.pt (the weights) and
 run.json (the run record: losses of the trained weights, the loss curve, parameter counts, seconds,
 tokens per second, and the md5 of the code this process imported). One process per run: the unit
-DVC caches, restores and shares.
+DVC caches, restores and shares. Under `torchrun --nproc_per_node=N` (params `launch`), N processes train
+the run together with DistributedDataParallel, and the first one writes it.
 """
 
 import os
@@ -28,6 +29,7 @@ from modern_gpt.core.stage import code_files, code_md5, stage_main
 from modern_gpt.nn import ModelConfig
 from modern_gpt.training.batches import load_tokens
 from modern_gpt.training.config import TrainConfig
+from modern_gpt.training.distributed import ranks
 from modern_gpt.training.run import run
 
 PARAMS = ()                        # none: a run reads its resolved config file, which the plan stage writes
@@ -47,6 +49,8 @@ def main() -> None:
     model, record = run(args.row, ModelConfig.from_dict(spec["model"]), TrainConfig.from_dict(spec["train"]),
                         load_tokens(data / "train.bin"), load_tokens(data / "val.bin"), args.seed,
                         val_chars=meta["val"]["chars"])
+    if ranks().rank != 0:          # under torchrun every process holds the same result: the first one writes it
+        return
     files = code_files(__file__, ROOT)
     record = dataclasses.replace(record, code_md5=code_md5(files, ROOT), code_files=tuple(files))
     out = Path(args.out) / args.row / str(args.seed)

@@ -103,7 +103,19 @@ BAD = [
     (with_("sweep", "rows", ["qk_norm", "warp"]), "sweep.rows=['qk_norm', 'warp']: must list rows of the ladder"),
     (with_("sweep", "rows", ["qk_norm", "qk_norm"]), "sweep.rows=['qk_norm', 'qk_norm']: must list rows"),
     (with_("sweep", "steps", 3), "sweep.steps: unknown key; allowed keys are lr, rows"),
+    (with_("launch", None, "mpirun -n 2"), "launch='mpirun -n 2': allowed are python, or torchrun with its options"),
+    (with_("launch", None, "torchrun 'x"), "launch=\"torchrun 'x\": allowed are python, or torchrun"),
+    (with_("launch", None, 2), "launch=2: allowed are python, or torchrun"),
+    (with_("launch", None, "torchrun --standalone --nproc_per_node=5"),
+     "train.batch_size=12: launch runs 5 processes per run, each training an equal slice of the batch: use a "
+     "multiple of 5"),
 ]
+
+
+@pytest.mark.parametrize("launch", ["python", "torchrun --standalone --nproc_per_node=2",
+                                    "python -m torch.distributed.run --nproc-per-node 4", "torchrun --nproc_per_node=auto"])
+def test_launch_takes_python_or_a_torchrun_that_splits_the_batch_evenly(launch):
+    parse(with_("launch", None, launch))
 
 
 @pytest.mark.parametrize("raw, message", BAD, ids=[m for _, m in BAD])

@@ -5,13 +5,16 @@ would rerun, and rerun it.
 """
 
 import csv
+import hashlib
 import io
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,7 +202,86 @@ def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(
     assert json.loads((stranger / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())["steps"] > 0
 
     sh([*DVC, "remote", "remove", "store"], repo)
-    commit(repo, "no remote")
+    sh([*DVC, "remote", "default", "nearby"], repo)                     # back to the project's own default
+    commit(repo, "the default remote again")
+
+
+def object_md5s_match(remote: Path) -> int:
+    """Every object in a local DVC remote holds the bytes its name says (files/md5/ab/cdef... = md5 abcdef...):
+    nothing half-written. Returns how many there are."""
+    objects = [f for f in (remote / "files" / "md5").glob("*/*") if f.is_file()]
+    for f in objects:
+        assert hashlib.md5(f.read_bytes()).hexdigest() == f.parent.name + f.name.removesuffix(".dir"), f
+    return len(objects)
+
+
+def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_path):
+    """`modern-gpt shard I/N` in clones side by side: the project's default remote (a folder next to the clone)
+    is one folder for all of them. Two workers start at once; one is killed after its first run; a third takes
+    over its share, pulls the run the dead one had pushed and trains the rest. An aggregator's `dvc repro --pull`
+    then trains nothing, and its report has the single-machine run's results (the committed report of `repo`):
+    losses, spreads, intervals, verdicts; not the seconds."""
+    remote = tmp_path / "modern-gpt-remote"                  # where the default remote of tmp_path/<clone> points
+
+    def clone(name: str) -> Path:
+        path = tmp_path / name
+        sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
+        sh(["git", "rm", "-q", "dvc.lock"], path)                # nothing recorded: every run trains or is pulled
+        commit(path, "no lock")
+        return path
+
+    def worker(path: Path, share: str, log: Path) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "modern_gpt", "shard", share], cwd=path, env=ENV,
+                                stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+    shares = {s: sh([sys.executable, "-m", "modern_gpt", "shard", s, "--list"], repo).stdout.split()
+              for s in ("1/2", "2/2")}
+    assert set(shares["1/2"]).isdisjoint(shares["2/2"]) and set(shares["1/2"]) | set(shares["2/2"]) == RUNS
+
+    one, two = clone("one"), clone("two")
+    logs = {name: tmp_path / f"{name}.log" for name in ("one", "two", "three")}
+    first, second = worker(one, "1/2", logs["one"]), worker(two, "2/2", logs["two"])
+    deadline = time.time() + 600
+    while "[1/" not in logs["two"].read_text() and second.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert second.poll() is None, logs["two"].read_text()
+    os.killpg(second.pid, signal.SIGKILL)                      # worker 2 dies during its second run
+    second.wait()
+    assert first.wait(timeout=900) == 0, logs["one"].read_text()
+    assert object_md5s_match(remote) > 0
+    pushed_by_two = re.findall(r"\] (\S+): trained", logs["two"].read_text())
+    assert pushed_by_two == shares["2/2"][:1], logs["two"].read_text()
+
+    three = clone("three")                                     # another clone takes worker 2's share
+    assert worker(three, "2/2", logs["three"]).wait(timeout=900) == 0, logs["three"].read_text()
+    told = logs["three"].read_text()
+    assert f"{shares['2/2'][0]}: pulled" in told                 # the dead worker's pushed run: not trained again
+    assert re.findall(r"\] (\S+): trained", told) == shares["2/2"][1:]
+    assert object_md5s_match(remote) > 0
+
+    aggregator = clone("aggregator")
+    out = sh([*DVC, "repro", "--pull"], aggregator)
+    assert not ran(out.stdout) & RUNS and {"report"} | SERVE <= ran(out.stdout)
+    mine, single = report_rows(aggregator), report_rows(repo)
+    assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
+        [{k: v for k, v in r.items() if k != "secs"} for r in single]
+    for name in ("val_curves.csv", "lr_sweep.csv", "metrics.json"):
+        assert (aggregator / "reports" / name).read_text() == (repo / "reports" / name).read_text(), name
+    csv_rows = [{k: v for k, v in r.items() if k != "secs"}
+                for r in csv.DictReader(io.StringIO((aggregator / "reports" / "ablation.csv").read_text()))]
+    assert csv_rows == [{k: v for k, v in r.items() if k != "secs"}
+                        for r in csv.DictReader(io.StringIO((repo / "reports" / "ablation.csv").read_text()))]
+
+
+def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, tmp_path):
+    path = tmp_path / "worker"
+    sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
+    sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], path)    # below a file: never writable
+    out = sh([sys.executable, "-m", "modern_gpt", "shard", "1/2"], path, check=False)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
+    assert out.stderr.rstrip().endswith("nothing was trained (mend it with: dvc remote modify nearby url URL)")
+    assert len(out.stderr.strip().splitlines()) == 1 and not (path / "data" / "runs").exists()
 
 
 def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
@@ -446,6 +528,24 @@ def test_a_diverged_run_reaches_the_report_counted_and_marked(options_repo):
         n = diverged[{"Step 1 baseline": "baseline", "+ RMSNorm": "norm", "+ QK-norm": "qk_norm"}[r["variant"]]]
         assert (f"{n}/2 diverged" in r["val"]) == (n > 0)
     sh(["git", "checkout", "params.yaml"], options_repo)
+
+
+def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one_trained(options_repo):
+    """`launch` starts every training stage's command: python by default (the rendered command is the one
+    dvc.lock holds), torchrun for one run over several processes; DVC sees a new command and retrains."""
+    restore(options_repo)                                                  # the committed runs, one process each
+    record = options_repo / "data" / "runs" / "qk_norm" / "0" / "run.json"
+    before = json.loads(record.read_text())
+    params = read_yaml(options_repo / "params.yaml")
+    params["launch"] = "torchrun --standalone --nproc_per_node=2"
+    (options_repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    out = sh([*DVC, "repro", "run@qk_norm-0"], options_repo)
+    assert ran(out.stdout) == {"plan", "run@qk_norm-0"}                   # plan checks launch; configs unchanged
+    after = json.loads(record.read_text())
+    assert (before["processes"], after["processes"]) == (1, 2)
+    assert max(abs(a - b) for a, b in zip(before["losses"], after["losses"], strict=True)) <= 1e-5
+    assert abs(before["val_loss"] - after["val_loss"]) <= 1e-5
+    restore(options_repo)
 
 
 def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_only_its_runs(options_repo):

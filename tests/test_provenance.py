@@ -26,12 +26,12 @@ FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/core/records.py", "src
 
 def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: str = "",
            files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1", machine: str = EPYC,
-           threads: int = 2) -> RunRecord:
+           threads: int = 2, processes: int = 1) -> RunRecord:
     return RunRecord(
         row=row, seed=seed, model=dict(model or MODEL), train=dict(TRAIN), diverged=False, steps=TRAIN["iters"],
         curve=(Point(0, 3.0, 3.0), Point(TRAIN["iters"], val, val)), train_loss=val, val_loss=val,
         val_bpc=val / math.log(2), params=200_000, params_non_embedding=190_000, secs=12.0, tokens_per_sec=3000.0,
-        device=device, torch=torch, machine=machine, threads=threads, python="3.11.7", code_md5=md5,
+        device=device, torch=torch, machine=machine, threads=threads, processes=processes, python="3.11.7", code_md5=md5,
         code_files=files,
     )
 
@@ -88,6 +88,12 @@ def test_runs_from_several_machines_are_grouped_and_the_report_says_what_that_me
     other = rows_of([record("baseline", s, 2.0 + s) for s in (0, 1)])
     aa = rows_of([record("baseline", s, 2.0 + s, machine="Intel Xeon (family 6, model 143; AVX512)") for s in (5, 6)])
     assert provenance(META, other, None, others=aa)["machine"].startswith("**2 machines**")   # every run counts
+
+
+def test_runs_trained_by_several_torchrun_processes_say_so_on_the_machine_line():
+    rows = rows_of([record("baseline", s, 2.0 + s, threads=1, processes=2) for s in (0, 1)])
+    assert provenance(META, rows, None)["machine"] == \
+        f"{EPYC}, cpu, 1 threads x 2 processes (torchrun), torch 2.3.1, Python 3.11.7"
 
 
 def test_a_record_from_before_the_machine_was_recorded_says_so():

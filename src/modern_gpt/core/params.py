@@ -19,8 +19,8 @@ import yaml
 from .errors import ConfigError
 
 # Every section params.yaml may have (a typo such as `modle:` is an error, not an ignored section).
-SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "ablation", "sweep",
-            "serve", "report")
+SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "launch", "ablation",
+            "sweep", "serve", "report")
 
 
 class Yaml12Loader(yaml.SafeLoader):

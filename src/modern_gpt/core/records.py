@@ -40,6 +40,7 @@ class RunRecord:
     torch: str                        # torch's version and build ('2.13.0+cpu', '2.11.0+cu128')
     machine: str = ""                 # the processor that computed: GPU name, or CPU model and vector ISA
     threads: int = 0                  # torch's CPU threads
+    processes: int = 1                # torchrun's processes that trained the run together (DistributedDataParallel)
     python: str = ""
     compiled_graphs: int = 0          # torch.compile: graphs this run compiled (a cold kernel cache) ...
     cached_graphs: int = 0            # ... and graphs it loaded from the kernel cache

@@ -1,4 +1,5 @@
-"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, ablation, sweep), checked strictly.
+"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep), checked
+strictly.
 
 The plan stage reads these and nothing else; the corpus sections are corpus/settings.py's, the
 report's is reporting/settings.py's.
@@ -7,6 +8,8 @@ report's is reporting/settings.py's.
 from __future__ import annotations
 
 import dataclasses
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ from ..nn import ModelConfig
 from ..training.config import TrainConfig
 from .ladder import Row, check_flags, ladder, leave_one_out
 
-SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "ablation", "sweep")
+SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": [], "rerun": [],
                                      "rerun_perturbation": 1e-7}
@@ -59,7 +62,7 @@ def _mapping(raw: dict, name: str) -> dict:
 
 
 def parse(raw: Any) -> Params:
-    s = params_file.sections(raw, SECTIONS, optional=("ablation", "sweep"))
+    s = params_file.sections(raw, SECTIONS, optional=("launch", "ablation", "sweep"))
     model = _mapping(s, "model")
     check_keys(model, "model", MODEL_KEYS)
     ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
@@ -100,7 +103,33 @@ def parse(raw: Any) -> Params:
                     train=train, ablation=ablation)
     params.rows(vocab_size=1)                                   # the ladder must resolve, now
     params.leave_one_out(vocab_size=1)
+    check_launch(s["launch"], train.batch_size)
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows))
+
+
+TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
+
+
+def check_launch(raw: Any, batch_size: int) -> None:
+    """`launch`, what starts each training run's process (dvc.yaml puts it before `stages/run.py ...`):
+    `python`, or a torchrun command line that trains each run over N processes together, each an equal slice
+    of train.batch_size. Checked here, before any run starts, since torchrun wraps a child's one-line error in
+    a report of its own; an --nproc_per_node torchrun works out itself (auto, gpu) is checked by each run."""
+    if raw is None or raw == "python":
+        return
+    try:
+        words = shlex.split(raw) if isinstance(raw, str) else []
+    except ValueError:                            # an unclosed quote
+        words = []
+    if not any(words[:len(t)] == t for t in TORCHRUN):
+        raise ConfigError(f"launch={raw!r}: allowed are python, or torchrun with its options, e.g. "
+                          "torchrun --standalone --nproc_per_node=2")
+    line = " ".join(words)
+    found = re.search(r"--nproc[_-]per[_-]node[= ](\d+)\b", line)
+    if found and batch_size % int(found.group(1)):
+        n = int(found.group(1))
+        raise ConfigError(f"train.batch_size={batch_size}: launch runs {n} processes per run, each training an "
+                          f"equal slice of the batch: use a multiple of {n}")
 
 
 def parse_sweep(raw: Any, rows: list[str]) -> dict:

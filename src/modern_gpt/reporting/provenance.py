@@ -54,13 +54,15 @@ def speed_line(runs: list) -> str:
 
 
 def machine_line(rows: list[RowResult]) -> str:
-    """What computed the runs, from their records: processor, device, threads, torch build, Python. Runs from
+    """What computed the runs, from their records: processor, device, threads (x torchrun's processes), torch
+    build, Python. Runs from
     more than one machine are grouped, each with the rows it trained, and the line says what that means."""
     groups: dict[str, list[str]] = {}
     for r in rows:
         for run in r.runs:
             key = (f"{run.machine or 'machine not recorded'}, {run.device}"
                    + (f", {run.threads} threads" if run.threads else "")
+                   + (f" x {run.processes} processes (torchrun)" if run.processes > 1 else "")
                    + f", torch {run.torch}" + (f", Python {run.python}" if run.python else ""))
             groups.setdefault(key, [])
             if r.label not in groups[key]:

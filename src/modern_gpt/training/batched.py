@@ -23,7 +23,8 @@ from ..core.records import Point
 from ..nn import GPT, ModelConfig
 from .batches import check_length, fixed_windows, get_batch
 from .config import TrainConfig
-from .loop import Trained, Watch, get_lr, make_optimizer, perturb, resolve_device
+from .distributed import ranks
+from .loop import LOSS_DECIMALS, Trained, Watch, get_lr, make_optimizer, perturb, resolve_device
 
 # vmap runs scaled_dot_product_attention one seed at a time (it has no batching rule yet) and says so
 # at every call: measured, and in the README, so not repeated to the user
@@ -86,6 +87,9 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
     if model_cfg.dropout > 0:
         raise ConfigError(f"dropout={model_cfg.dropout}: training seeds batched needs dropout 0 "
                           "(train the seeds one after another instead)")
+    if ranks().world > 1:
+        raise ConfigError(f"torchrun: {ranks().world} processes, but seeds batched train in one process "
+                          "(torchrun is for one run over several processes: the pipeline's run stage)")
     check_length("train", train_data, model_cfg.block_size)
     check_length("val", val_data, model_cfg.block_size)
     device = resolve_device(train_cfg.device)
@@ -141,7 +145,7 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
             if watches[i].diverges(it, value):           # this seed stops here, as its own run would
                 alive[i], steps[i], final[i] = False, it, stacked.weights(i)
             else:
-                losses_of[i].append(round(value, 5))
+                losses_of[i].append(round(value, LOSS_DECIMALS))
         if not any(alive):
             break
         stacked.update(optimizer, losses, train_cfg)     # a stopped seed's copy runs on, unread

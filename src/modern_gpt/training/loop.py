@@ -21,7 +21,10 @@ from ..core.records import Point
 from ..nn import GPT, ModelConfig
 from .batches import check_length, fixed_windows, get_batch
 from .config import TrainConfig
+from .distributed import Ranks, global_mean, process_group, wrap
 from .evaluate import mean_loss
+
+LOSS_DECIMALS = 6       # each step's loss as the run record keeps it
 
 
 def perturb(model: GPT, relative: float, seed: int) -> None:
@@ -118,10 +121,11 @@ class Watch:
 
 def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
          cfg: TrainConfig, diverges: Callable[[float], bool] = lambda loss: not math.isfinite(loss)) -> float:
-    """One optimiser step; returns the batch loss. A loss that `diverges` is returned before any update."""
+    """One optimiser step; returns the batch loss (under torchrun: over every process's slice of the batch).
+    A loss that `diverges` is returned before any update."""
     with cfg.autocast(x.device):
         _, loss = model(x, y)
-    loss_value = loss.item()
+    loss_value = global_mean(loss)
     if diverges(loss_value):
         return loss_value
     loss.backward()
@@ -143,6 +147,7 @@ class Trained:
     device: str
     graphs: tuple[int, int] = (0, 0)   # torch.compile: graphs (compiled, loaded from the kernel cache)
     losses: tuple[float, ...] = ()     # every step's training-batch loss, before its update (spikes: the report)
+    processes: int = 1                 # torchrun's processes that trained it together (DistributedDataParallel)
 
 
 def train(
@@ -156,17 +161,25 @@ def train(
     progress: bool = True,
 ) -> tuple[GPT, Trained]:
     """Train one model on one seed. A diverging loss (Watch) stops the run (diverged=True), never raises.
+    Under torchrun, the processes train it together (training.distributed), each returning the same result.
 
-    progress: a bar on a terminal (tqdm), else one line per loss-curve point on stderr.
+    progress: a bar on a terminal (tqdm), else one line per loss-curve point on stderr (rank 0's only).
     """
     check_length("train", train_data, model_cfg.block_size)
     check_length("val", val_data, model_cfg.block_size)
-    device = resolve_device(train_cfg.device)
+    with process_group(resolve_device(train_cfg.device), train_cfg.batch_size) as (ranks, device):
+        return _train(model_cfg, train_cfg, train_data, val_data, seed, device, ranks, label,
+                      progress and ranks.rank == 0)
+
+
+def _train(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
+           seed: int, device: torch.device, ranks: Ranks, label: str, progress: bool) -> tuple[GPT, Trained]:
     torch.manual_seed(seed)
     model = GPT(model_cfg).to(device)
     perturb(model, train_cfg.init_perturbation, seed)
     graphs_before = graph_counts()
     fast = accelerate(model, train_cfg, device)
+    stepped = wrap(fast, device)                 # DistributedDataParallel under torchrun, else fast itself
     batches = torch.Generator().manual_seed(seed)
     n_eval = train_cfg.eval_iters * train_cfg.batch_size
     train_windows = fixed_windows(train_data, model_cfg.block_size, n_eval)
@@ -195,12 +208,14 @@ def train(
         tick = time.perf_counter()
         for group in optimizer.param_groups:
             group["lr"] = get_lr(it, train_cfg)
-        x, y = get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, batches)
-        loss_value = step(fast, optimizer, x.to(device), y.to(device), train_cfg, lambda v: watch.diverges(it, v))
+        x, y = get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, batches)   # the global batch
+        mine = ranks.rows(train_cfg.batch_size)                                            # this process's slice
+        loss_value = step(stepped, optimizer, x[mine].to(device), y[mine].to(device), train_cfg,
+                          lambda v: watch.diverges(it, v))
         if watch.stopped:
             diverged = True
             break
-        losses.append(round(loss_value, 5))
+        losses.append(round(loss_value, LOSS_DECIMALS))
         step_secs += time.perf_counter() - tick
         bar.update()
     steps_done = it if diverged else train_cfg.iters
@@ -210,4 +225,4 @@ def train(
     tokens = steps_done * train_cfg.batch_size * model_cfg.block_size
     graphs = tuple(after - before for after, before in zip(graph_counts(), graphs_before))
     return model, Trained(diverged, steps_done, tuple(curve), time.perf_counter() - t0,
-                          tokens / step_secs if step_secs else 0.0, str(device), graphs, tuple(losses))
+                          tokens / step_secs if step_secs else 0.0, str(device), graphs, tuple(losses), ranks.world)

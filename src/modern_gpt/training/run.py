@@ -58,7 +58,7 @@ def record(row: str, seed: int, model_cfg: ModelConfig, train_cfg: TrainConfig, 
         params=model.num_params(), params_non_embedding=model.num_params(non_embedding=True),
         secs=secs, tokens_per_sec=trained.tokens_per_sec, device=trained.device,
         torch=torch.__version__, machine=machine(trained.device), threads=torch.get_num_threads(),
-        python=platform.python_version(), compiled_graphs=trained.graphs[0], cached_graphs=trained.graphs[1],
+        python=platform.python_version(), processes=trained.processes, compiled_graphs=trained.graphs[0], cached_graphs=trained.graphs[1],
     )
 
 

@@ -1,0 +1,64 @@
+"""`modern-gpt shard I/N`: which runs a worker takes, and its one-line errors (the workers themselves, with the
+real dvc and a shared remote: test_pipeline.py)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from modern_gpt.cli import main
+from modern_gpt.cli.shard import dvc_error, parse_share, share, training_stages
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_training_stages_are_those_whose_command_runs_the_run_script():
+    stages = training_stages(yaml.safe_load((ROOT / "dvc.yaml").read_text()))
+    assert stages == {"run", "aa", "loo", "rerun", "sweep"}
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 40])
+def test_the_shares_of_n_workers_are_disjoint_and_cover_every_run_and_only_runs(n):
+    names = ["generate", "tokenize", "plan", *[f"run@{r}-{s}" for r in ("baseline", "norm", "pos") for s in range(3)],
+             *[f"sweep@qk_norm-{m}-{s}" for m in (4, 32) for s in range(3)], "serve@baseline", "report"]
+    shares = [share(names, {"run", "sweep"}, i, n) for i in range(1, n + 1)]
+    runs = [x for x in names if x.startswith(("run@", "sweep@"))]
+    assert sorted(sum(shares, [])) == sorted(runs)
+    assert max(map(len, shares)) - min(map(len, shares)) <= 1               # balanced to one run
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "1", "1/0", "a/b", "1/2/3"])
+def test_a_share_that_is_not_i_of_n_is_one_line(text, capsys):
+    assert main(["shard", text]) == 2
+    err = capsys.readouterr().err
+    assert err == f"modern-gpt: error: shard {text!r}: give I/N, this worker's number I of N workers, 1 <= I <= N " \
+                  "(e.g. 1/2)\n"
+    assert parse_share(" 2/3 ") == (2, 3)
+
+
+def test_shard_outside_a_project_or_without_a_default_remote_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["shard", "1/2"]) == 2
+    assert capsys.readouterr().err == ("modern-gpt: error: dvc.yaml: not found here; run shard at the root of a "
+                                       "clone of the project\n")
+    subprocess.run(["git", "init", "-q"], check=True)
+    subprocess.run([sys.executable, "-m", "dvc", "init", "-q"], check=True)
+    (tmp_path / "dvc.yaml").write_text("stages:\n  run:\n    cmd: python stages/run.py a 0\n    deps:\n    - x\n")
+    assert main(["shard", "1/2", "--list"]) == 0 and capsys.readouterr().out == "run\n"
+    assert main(["shard", "1/2"]) == 2
+    assert capsys.readouterr().err.startswith("modern-gpt: error: DVC remote: none is the default; the workers "
+                                              "share their runs through one: dvc remote add -d NAME URL")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dvc", ".dvcignore", ".git", "dvc.yaml"]
+
+
+def test_a_failing_dvc_command_is_told_by_the_stage_s_own_line_else_dvc_s():
+    def done(out: str, err: str) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess([], 1, out, err)
+    stage = done("Running stage 'plan':\n", "error: model.bias='no': must be true or false\n"
+                 "ERROR: failed to reproduce 'plan': failed to run: python stages/plan.py, exited with 2\n")
+    assert dvc_error(stage) == "model.bias='no': must be true or false"
+    assert dvc_error(done("", "ERROR: unexpected error - [Errno 20] Not a directory\n")) == \
+        "unexpected error - [Errno 20] Not a directory"
+    assert dvc_error(done("a\nlast words\n", "")) == "last words" and dvc_error(done("", "")) == "exit status 1"
