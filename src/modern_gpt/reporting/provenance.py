@@ -55,8 +55,8 @@ def speed_line(runs: list) -> str:
 
 def machine_line(rows: list[RowResult]) -> str:
     """What computed the runs, from their records: processor, device, threads (x torchrun's processes), torch
-    build, Python. Runs from
-    more than one machine are grouped, each with the rows it trained, and the line says what that means."""
+    build, Python. Runs from more than one machine are grouped, each with the rows it trained, and the line
+    says what that means."""
     groups: dict[str, list[str]] = {}
     for r in rows:
         for run in r.runs:
