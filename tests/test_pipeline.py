@@ -134,8 +134,9 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
         assert key in text
     assert "![validation loss" in text and (repo / "reports" / "val_curves.png").stat().st_size > 1000
     assert "## Learning rate" in text and (repo / "reports" / "lr_sweep.png").stat().st_size > 1000
-    assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, 95% CI "
-                     r"\[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): (\*\*better\*\*|\*\*worse\*\*|noise|borderline)", text)
+    assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, "
+                     r"range \d\.\d{4}, 95% CI \[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): "
+                     r"(\*\*better\*\*|\*\*worse\*\*|noise|borderline)", text)
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
     assert list(metrics) == ROWS
     assert all(m["n"] == 2 and m["val_mean"] > 0 for m in metrics.values())
