@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from modern_gpt.cli.repro import parse_jobs
+from modern_gpt.cli.repro import at_once, parse_jobs
 from modern_gpt.core.cores import hold_cores, usable_cores
 from modern_gpt.core.errors import ConfigError
 
@@ -98,3 +98,14 @@ def test_the_cli_refuses_a_bad_jobs_value_in_one_line():
 
 def test_usable_cores_is_this_process_affinity():
     assert usable_cores() == len(os.sched_getaffinity(0)) >= 1
+
+
+@pytest.mark.parametrize("jobs, threads, cores, started", [
+    (2, 1, 2, 3),        # auto on 2 cores: a third waits for a core while its DVC and Python start
+    (1, 2, 2, 2),
+    (16, 1, 16, 17),
+    (3, 1, 5, 3),        # 5 cores would let a fourth train beside three: none is started ahead
+])
+def test_one_run_starts_ahead_only_where_it_must_wait_for_a_core(jobs, threads, cores, started):
+    assert at_once(jobs, threads, cores) == started
+    assert (started - jobs) * threads == 0 or (jobs + 1) * threads > cores

@@ -28,6 +28,8 @@ from ..core.cores import usable_cores
 from ..core.errors import ConfigError, DataError
 from .shard import DVC, RUN_SCRIPT, dvc, dvc_error
 
+AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
+
 
 def add_parsers(sub) -> None:
     s = sub.add_parser("repro", help="dvc repro with the training runs N at a time, each on its share of the cores")
@@ -73,13 +75,23 @@ def pending(training: set[str]) -> list[str]:
     return [name for name in order if name in training and name in changed]
 
 
-def run_jobs(stages: list[str], jobs: int, threads: int) -> None:
-    """Each stage as its own `dvc --wait-for-lock repro -s`, `jobs` at a time with `threads` threads each; one
-    line per finished stage. After a failure nothing new starts; the running ones finish, then its error."""
+def at_once(jobs: int, threads: int, cores: int) -> int:
+    """How many stage processes the runner keeps started: `jobs`, and AHEAD more where their core slots cannot
+    all be free at once (so the extra ones wait for a core and never make more than `jobs` train)."""
+    return jobs + (AHEAD if (jobs + 1) * threads > cores else 0)
+
+
+def run_jobs(stages: list[str], jobs: int, threads: int, cores: int) -> None:
+    """Each stage as its own `dvc --wait-for-lock repro -s`, `jobs` training at a time with `threads` threads each;
+    one line per finished stage. One more stage than `jobs` is started ahead: its DVC and Python start-up
+    (seconds per run) overlap the others' training, and it waits for its core slots (core/cores.py) before it
+    trains, so no more than `jobs` train at once (where the cores would leave room for one more, none is
+    started ahead). After a failure nothing new starts; the running ones finish, then its error."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    started = at_once(jobs, threads, cores)
     queue, running, failed, k = list(stages), {}, [], 0
     while queue or running:
-        while queue and len(running) < jobs and not failed:
+        while queue and len(running) < started and not failed:
             name = queue.pop(0)
             running[name] = (time.perf_counter(), subprocess.Popen(
                 [*DVC, "--wait-for-lock", "repro", "-s", name], env=env, text=True,
@@ -113,7 +125,7 @@ def cmd_repro(args: argparse.Namespace) -> None:
     if todo:
         print(f"{len(todo)} training runs, {min(jobs, len(todo))} at a time, {threads} thread"
               f"{'s' if threads > 1 else ''} each ({cores} cores)", flush=True)
-        run_jobs(todo, jobs, threads)
+        run_jobs(todo, jobs, threads, cores)
     streamed("repro")                               # the runs are done: serve, report and anything else
 
 
