@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from modern_gpt.cli.repro import at_once, parse_jobs
+from modern_gpt.cli.repro import WAITING, at_once, parse_jobs
 from modern_gpt.core.cores import hold_cores, usable_cores
 from modern_gpt.core.errors import ConfigError
 
@@ -41,11 +41,13 @@ def acquire_in_background(n: int, folder) -> threading.Event:
     return got
 
 
-def test_a_run_waits_while_others_hold_every_core_and_goes_on_when_the_holder_is_killed(tmp_path):
+def test_a_run_waits_while_others_hold_every_core_and_goes_on_when_the_holder_is_killed(tmp_path, capsys):
     proc = holder(2, tmp_path)
     try:
         got = acquire_in_background(1, tmp_path)
         assert not got.wait(1.5)                          # both cores are taken: it waits, it does not oversubscribe
+        told = capsys.readouterr().err
+        assert "waiting for 1 of 2 cores" in told and WAITING in told     # the runner reads that it waited
         os.kill(proc.pid, signal.SIGKILL)                 # kill -9: the kernel drops the flock, no stale slot
         proc.wait()
         assert got.wait(5)

@@ -280,7 +280,8 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     as its threads. Killed with its whole process group (kill -9) in the cheap stages and again with two runs
     training, the same command finishes the rest: nothing recorded is trained again, no lock is left, dvc.lock
     holds every stage and `dvc status` is clean."""
-    repo = project_copy(tmp_path)
+    repo = project_copy(tmp_path, ladder=["baseline", "norm", "pos"], sweep={"lr": [], "rows": []})
+    runs = {f"run@{row}-{seed}" for row in ROWS[:3] for seed in (0, 1)}
     cmd = [sys.executable, "-m", "modern_gpt", "repro", "--jobs", "2"]
     recorded = []
     for k, until in enumerate([lambda text: time.time() > t0 + 2, lambda text: "[2/" in text]):
@@ -298,11 +299,11 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     out = sh(cmd, repo).stdout
     assert "training runs, 2 at a time" in out
     again = set(re.findall(r"\] (\S+): (?:trained|restored)", out))
-    assert again.isdisjoint(recorded) and again | set(recorded) == RUNS
+    assert again.isdisjoint(recorded) and again | set(recorded) == runs
     assert "Running stage 'report'" in out
     assert changed_stages(repo) == set()
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
-    assert RUNS | SERVE | {"generate", "tokenize", "plan", "report"} <= set(lock)
+    assert set(lock) == runs | {f"serve@{row}" for row in ROWS[:3]} | {"generate", "tokenize", "plan", "report"}
     rwlock = repo / ".dvc" / "tmp" / "rwlock"            # entries of killed processes block nothing: DVC drops
     live = [info["pid"] for mode in (json.loads(rwlock.read_text()) if rwlock.exists() else {}).values()
             for infos in mode.values() for info in (infos if isinstance(infos, list) else [infos])]
@@ -310,9 +311,9 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     assert "Data and pipelines are up to date" in sh([*DVC, "repro"], repo).stdout
     share = max(1, len(os.sched_getaffinity(0)) // 2)
     records = list((repo / "data" / "runs").glob("*/*/run.json"))
-    assert len(records) == len(RUNS)
+    assert len(records) == len(runs)
     assert {json.loads(f.read_text())["threads"] for f in records} == {share}
-    assert [r["variant"] for r in report_rows(repo)][:len(LABELS)] == LABELS
+    assert [r["variant"] for r in report_rows(repo)][:3] == LABELS[:3]
 
 
 def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, tmp_path):

@@ -29,6 +29,7 @@ from ..core.errors import ConfigError, DataError
 from .shard import DVC, RUN_SCRIPT, dvc, dvc_error
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
+WAITING = "other training processes of this project hold them"     # what core/cores.py says while a run waits
 
 
 def add_parsers(sub) -> None:
@@ -108,7 +109,8 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int) -> None:
                 print(f"[{k}/{len(stages)}] {name}: failed", flush=True)
                 continue
             how = "restored from the run-cache" if f"Stage '{name}' is cached" in out else "trained"
-            print(f"[{k}/{len(stages)}] {name}: {how} ({time.perf_counter() - t0:.0f} s)", flush=True)
+            waited = ", its wait for a core included" if WAITING in out else ""
+            print(f"[{k}/{len(stages)}] {name}: {how} ({time.perf_counter() - t0:.0f} s{waited})", flush=True)
     if failed:
         raise DataError(f"{failed[0]}; the runs that finished are recorded: run the same command again")
 
