@@ -67,10 +67,10 @@ def main() -> None:
         above = rows[rows.index(original) - 1] if original is not rows[0] else None
         ref = next((x.again for x in reruns if above is not None and x.original is above), above)
         reruns.append(Rerun(original, row_result(r["slug"], r["label"], records(r["slug"], seeds), ref, **rule)))
-    grid = listing["sweep"]
+    grid = listing["sweep"]                          # on its own seeds; its runs at train.lr are the main table's
     sweep = [SweepRow(by_slug[r["slug"]], tuple(sorted(
-        [cell(1.0, grid["lr"], by_slug[r["slug"]].runs, s.spike_threshold)]
-        + [cell(c["multiple"], grid["lr"] * c["multiple"], records(c["slug"], seeds), s.spike_threshold)
+        [cell(1.0, grid["lr"], [x for x in by_slug[r["slug"]].runs if x.seed in grid["seeds"]], s.spike_threshold)]
+        + [cell(c["multiple"], grid["lr"] * c["multiple"], records(c["slug"], grid["seeds"]), s.spike_threshold)
            for c in r["runs"]], key=lambda c: c.multiple))) for r in grid["rows"]]
     pairs = at_best(sweep, rows, confidence=s.confidence, band_sds=s.borderline)
     info = provenance(meta, rows, floor, match_params=listing["match_params"],

@@ -4,7 +4,8 @@ Reads configs/<row>.json and data/tokenized/; writes data/runs/<row>/<seed>/mode
 run.json (the run record: losses of the trained weights, the loss curve, parameter counts, seconds,
 tokens per second, and the md5 of the code this process imported). One process per run: the unit
 DVC caches, restores and shares. Under `torchrun --nproc_per_node=N` (params `launch`), N processes train
-the run together with DistributedDataParallel, and the first one writes it.
+the run together with DistributedDataParallel, and the first one writes it. Its thread count is torch's
+(OMP_NUM_THREADS, which `modern-gpt repro` sets to each job's share of the cores; else every core).
 """
 
 import os
@@ -20,10 +21,12 @@ sys.path[0] = str(ROOT / "src")
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".cache" / "torchinductor"))
 
 import argparse
+import contextlib
 import dataclasses
 
 import torch
 
+from modern_gpt.core.cores import hold_cores
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import code_files, code_md5, stage_main
 from modern_gpt.nn import ModelConfig
@@ -46,9 +49,16 @@ def main() -> None:
     spec = read_json(Path(args.configs) / f"{args.row}.json")
     data = Path(args.data)
     meta = read_json(data / "meta.json")
-    model, record = run(args.row, ModelConfig.from_dict(spec["model"]), TrainConfig.from_dict(spec["train"]),
-                        load_tokens(data / "train.bin"), load_tokens(data / "val.bin"), args.seed,
-                        val_chars=meta["val"]["chars"])
+    # One core slot per thread (core/cores.py), waiting for them while other runs of this project hold them, and
+    # never more threads than cores. Under torchrun the processes of one run must start together, so they take
+    # no slots (torchrun gives each process 1 thread).
+    cores = hold_cores(torch.get_num_threads()) if ranks().world == 1 else contextlib.nullcontext()
+    with cores as threads:
+        if threads:
+            torch.set_num_threads(threads)
+        model, record = run(args.row, ModelConfig.from_dict(spec["model"]), TrainConfig.from_dict(spec["train"]),
+                            load_tokens(data / "train.bin"), load_tokens(data / "val.bin"), args.seed,
+                            val_chars=meta["val"]["chars"])
     if ranks().rank != 0:          # under torchrun every process holds the same result: the first one writes it
         return
     files = code_files(__file__, ROOT)

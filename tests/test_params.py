@@ -29,7 +29,8 @@ def test_the_committed_params_resolve_to_the_seven_row_ladder():
     rows = p.rows(vocab_size=50)
     assert [r.label for r in rows] == SEVEN_ROWS
     assert rows[0].config.n_kv_head == rows[0].config.n_head          # empty baseline n_kv_head: multi-head
-    assert len(p.seeds) == 3
+    assert p.seeds == [0, 1, 2, 3, 4]                                      # five seeds per row
+    assert p.sweep["seeds"] == [0, 1, 2]                                   # the grid: the first three
 
 
 def test_the_committed_corpus_and_report_sections_are_valid():
@@ -102,7 +103,9 @@ BAD = [
     (with_("sweep", "lr", [True]), "sweep.lr=[True]: must list multiples"),
     (with_("sweep", "rows", ["qk_norm", "warp"]), "sweep.rows=['qk_norm', 'warp']: must list rows of the ladder"),
     (with_("sweep", "rows", ["qk_norm", "qk_norm"]), "sweep.rows=['qk_norm', 'qk_norm']: must list rows"),
-    (with_("sweep", "steps", 3), "sweep.steps: unknown key; allowed keys are lr, rows"),
+    (with_("sweep", "steps", 3), "sweep.steps: unknown key; allowed keys are lr, rows, seeds"),
+    (with_("sweep", "seeds", [0, 7]), "sweep.seeds=[0, 7]: must list seeds of the main table ([0, 1, 2, 3, 4])"),
+    (with_("sweep", "seeds", []), "sweep.seeds=[]: must list seeds of the main table"),
     (with_("launch", None, "mpirun -n 2"), "launch='mpirun -n 2': allowed are python, or torchrun with its options"),
     (with_("launch", None, "torchrun 'x"), "launch=\"torchrun 'x\": allowed are python, or torchrun"),
     (with_("launch", None, 2), "launch=2: allowed are python, or torchrun"),
@@ -229,10 +232,10 @@ def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_s
     from modern_gpt.pipeline.plan import plan
     meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = default()
-    raw["sweep"] = {"lr": [4, 0.5], "rows": ["qk_norm", "n_kv_head"]}         # any order: ladder order out
-    configs, listing = plan(parse(raw), meta)
+    raw["sweep"] = {"lr": [4, 0.5], "rows": ["qk_norm", "n_kv_head"], "seeds": [2, 0]}   # any order: ladder
+    configs, listing = plan(parse(raw), meta)                                          # and seed order out
     grid = listing["sweep"]
-    assert grid["lr"] == raw["train"]["lr"]
+    assert grid["lr"] == raw["train"]["lr"] and grid["seeds"] == [0, 2]
     assert [r["slug"] for r in grid["rows"]] == ["n_kv_head", "qk_norm"]
     assert [c["slug"] for c in grid["rows"][1]["runs"]] == ["sweep_qk_norm_x4", "sweep_qk_norm_x0.5"]
     assert [c["multiple"] for c in grid["rows"][1]["runs"]] == [4.0, 0.5]

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
@@ -43,7 +44,7 @@ SMOKE = {
     "model": {"n_layer": 1, "n_embd": 32, "block_size": 16},
     "seeds": [0, 1],
     "train": {"iters": 20, "batch_size": 8, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2},
-    "sweep": {"lr": [4], "rows": ["qk_norm"]},
+    "sweep": {"lr": [4], "rows": ["qk_norm"], "seeds": [0, 1]},
     "serve": {"prompt_tokens": 4, "new_tokens": 8, "repeats": 2, "batch": 2},
 }
 
@@ -134,8 +135,9 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
         assert key in text
     assert "![validation loss" in text and (repo / "reports" / "val_curves.png").stat().st_size > 1000
     assert "## Learning rate" in text and (repo / "reports" / "lr_sweep.png").stat().st_size > 1000
-    assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, 95% CI "
-                     r"\[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): (\*\*better\*\*|\*\*worse\*\*|noise|borderline)", text)
+    assert re.search(r"\*\*Full model against the baseline:\*\* Δ val [-+]\d\.\d{4} \(spread \d\.\d{4}, "
+                     r"range \d\.\d{4}, 95% CI \[[-+]\d\.\d{4}, [-+]\d\.\d{4}\]\): "
+                     r"(\*\*better\*\*|\*\*worse\*\*|noise|borderline)", text)
     metrics = json.loads((repo / "reports" / "metrics.json").read_text())
     assert list(metrics) == ROWS
     assert all(m["n"] == 2 and m["val_mean"] > 0 for m in metrics.values())
@@ -273,6 +275,47 @@ def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_pat
                         for r in csv.DictReader(io.StringIO((repo / "reports" / "ablation.csv").read_text()))]
 
 
+def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survives_kill_9(tmp_path):
+    """`modern-gpt repro --jobs 2`: each pending run its own `dvc --wait-for-lock repro -s`, with half the cores
+    as its threads. Killed with its whole process group (kill -9) in the cheap stages and again with two runs
+    training, the same command finishes the rest: nothing recorded is trained again, no lock is left, dvc.lock
+    holds every stage and `dvc status` is clean."""
+    repo = project_copy(tmp_path, ladder=["baseline", "norm", "pos"], sweep={"lr": [], "rows": []})
+    runs = {f"run@{row}-{seed}" for row in ROWS[:3] for seed in (0, 1)}
+    cmd = [sys.executable, "-m", "modern_gpt", "repro", "--jobs", "2"]
+    recorded = []
+    for k, until in enumerate([lambda text: time.time() > t0 + 2, lambda text: "[2/" in text]):
+        log = tmp_path / f"killed-{k}.log"
+        t0 = time.time()
+        runner = subprocess.Popen(cmd, cwd=repo, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
+        while not until(log.read_text()) and runner.poll() is None and time.time() < t0 + 600:
+            time.sleep(0.1)
+        assert runner.poll() is None, log.read_text()
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait()
+        recorded += re.findall(r"\] (\S+): trained", log.read_text())
+    assert recorded, "the second kill came after two runs had finished"
+    out = sh(cmd, repo).stdout
+    assert "training runs, 2 at a time" in out
+    again = set(re.findall(r"\] (\S+): (?:trained|restored)", out))
+    assert again.isdisjoint(recorded) and again | set(recorded) == runs
+    assert "Running stage 'report'" in out
+    assert changed_stages(repo) == set()
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    assert set(lock) == runs | {f"serve@{row}" for row in ROWS[:3]} | {"generate", "tokenize", "plan", "report"}
+    rwlock = repo / ".dvc" / "tmp" / "rwlock"            # entries of killed processes block nothing: DVC drops
+    live = [info["pid"] for mode in (json.loads(rwlock.read_text()) if rwlock.exists() else {}).values()
+            for infos in mode.values() for info in (infos if isinstance(infos, list) else [infos])]
+    assert not [pid for pid in live if psutil.pid_exists(pid)]          # them when it next needs their paths
+    assert "Data and pipelines are up to date" in sh([*DVC, "repro"], repo).stdout
+    share = max(1, len(os.sched_getaffinity(0)) // 2)
+    records = list((repo / "data" / "runs").glob("*/*/run.json"))
+    assert len(records) == len(runs)
+    assert {json.loads(f.read_text())["threads"] for f in records} == {share}
+    assert [r["variant"] for r in report_rows(repo)][:3] == LABELS[:3]
+
+
 def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, tmp_path):
     path = tmp_path / "worker"
     sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
@@ -396,7 +439,7 @@ def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(r
     out = sh([*DVC, "exp", "run", "-S", "seeds=[0,1,2]"], repo)
     assert {s for s in ran(out.stdout) if s.startswith("run@")} == {f"run@{row}-2" for row in ROWS}
     assert all(m["n"] == 3 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
-    out = sh([*DVC, "exp", "run", "-S", "seeds=[1]"], repo)
+    out = sh([*DVC, "exp", "run", "-S", "seeds=[1]", "-S", "sweep.seeds=[1]"], repo)   # the grid's: main table's
     assert ran(out.stdout) == SERVE | {"plan", "report"}            # serve: each row's first seed, now 1
     assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
     assert "n/a (1 seed)" in (repo / "reports" / "ablation.md").read_text()

@@ -79,7 +79,7 @@ def test_runs_from_several_machines_are_grouped_and_the_report_says_what_that_me
     rows = rows_of([record("baseline", 0, 2.0, **h200), record("baseline", 1, 2.1)],
                    [record("norm", 0, 1.9, **h200), record("norm", 1, 2.0)])
     line = provenance(META, rows, None)["machine"]
-    assert line.startswith("**2 machines**: ")
+    assert line.startswith("**2 machines or thread counts**: ")
     assert (f"{EPYC}, cpu, 2 threads, torch 2.3.1, Python 3.11.7 (Step 1 baseline, + RMSNorm); "
             "NVIDIA H200, cuda, 16 threads, torch 2.11.0+cu128, Python 3.11.7 (Step 1 baseline, + RMSNorm)") in line
     assert "differ by rounding" in line and "borderline" in line
@@ -87,13 +87,20 @@ def test_runs_from_several_machines_are_grouped_and_the_report_says_what_that_me
         f"{EPYC}, cpu, 2 threads, torch 2.3.1, Python 3.11.7"
     other = rows_of([record("baseline", s, 2.0 + s) for s in (0, 1)])
     aa = rows_of([record("baseline", s, 2.0 + s, machine="Intel Xeon (family 6, model 143; AVX512)") for s in (5, 6)])
-    assert provenance(META, other, None, others=aa)["machine"].startswith("**2 machines**")   # every run counts
+    assert provenance(META, other, None, others=aa)["machine"].startswith("**2 machines or thread counts**")   # every run counts
+
+
+def test_runs_of_one_machine_at_two_thread_counts_are_grouped_with_the_warning():
+    rows = rows_of([record("baseline", 0, 2.0, threads=1), record("baseline", 1, 2.1, threads=2)])
+    line = provenance(META, rows, None)["machine"]
+    assert line.startswith("**2 machines or thread counts**: ") and "differ by rounding" in line
+    assert f"{EPYC}, cpu, 1 thread, torch" in line and f"{EPYC}, cpu, 2 threads, torch" in line
 
 
 def test_runs_trained_by_several_torchrun_processes_say_so_on_the_machine_line():
     rows = rows_of([record("baseline", s, 2.0 + s, threads=1, processes=2) for s in (0, 1)])
     assert provenance(META, rows, None)["machine"] == \
-        f"{EPYC}, cpu, 1 threads x 2 processes (torchrun), torch 2.3.1, Python 3.11.7"
+        f"{EPYC}, cpu, 1 thread x 2 processes (torchrun), torch 2.3.1, Python 3.11.7"
 
 
 def test_a_record_from_before_the_machine_was_recorded_says_so():

@@ -5,6 +5,7 @@ moved or added column cannot silently point a check at the wrong cell.
 """
 
 import math
+import statistics
 
 import pytest
 
@@ -12,7 +13,7 @@ from modern_gpt.core.records import Point, RunRecord
 from modern_gpt.reporting.report import COLUMNS, build, markdown_table, memorised, overfitting
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
-from modern_gpt.reporting.stats import verdict_text
+from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
 MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
@@ -85,26 +86,42 @@ def table(markdown: str, confidence: float = 0.95) -> list[dict[str, str]]:
 CI = "95% CI of Δ"
 
 
+def spread(*rows: list[float]) -> float:
+    """SPREAD_SDS x the pooled seed sd of rows with equal seed counts, by hand."""
+    return SPREAD_SDS * math.sqrt(sum(statistics.variance(r) for r in rows) / len(rows))
+
+
 def test_clear_effects_are_called_and_noise_is_not():
-    report = report_of([[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]], info={"corpus": "x"})
+    vals = [[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]]
+    report = report_of(vals, info={"corpus": "x"})
     body = table(report.markdown)
     assert [r["variant"] for r in body] == LABELS
     assert [r["#"] for r in body] == ["0", "1", "2"]
-    assert body[1]["verdict"].startswith("noise") and body[2]["verdict"] == "**better**"
-    assert body[2]["Δ val"] == "-0.2017" and body[2]["spread"] == "0.0200"   # paired effect, larger range
+    # row 1: diffs +0.005, +0.002, -0.002, its 90% interval +0.0017 +- 0.0059 inside +- the spread 0.0143
+    assert body[1]["verdict"] == f"noise ({NO_EFFECT})" and report.table[1]["noise_kind"] == NO_EFFECT
+    assert body[2]["verdict"] == "**better**" and report.table[2]["noise_kind"] is None
+    assert body[2]["Δ val"] == "-0.2017" and body[2]["range"] == "0.0200"   # paired effect, larger range
+    assert body[2]["spread"] == f"{spread(vals[1], vals[2]):.4f}" == "0.0143"    # 1.69 x pooled sd: the threshold
+    assert report.table[2]["spread"] == pytest.approx(spread(vals[1], vals[2]))
+    assert report.table[2]["range"] == pytest.approx(0.02)
     assert body[0]["Δ val"] == "" and body[0]["verdict"] == "" and body[0][CI] == ""
-    assert "**Rule.**" in report.markdown and "smaller than the seed-to-seed spread" in report.markdown  # + footnote
-    assert "seeds won't resolve" not in report.markdown
+    assert body[0]["range"] == "0.0200" and body[0]["spread"] == ""           # the baseline has no comparison
+    assert report.table[0]["spread"] is None and report.table[0]["range"] == pytest.approx(0.02)
+    assert "**Rule.**" in report.markdown and f"**{NO_EFFECT}** when the 90% interval" in report.markdown
+    assert "range is the larger of the two rows' seed ranges" in report.markdown
+    assert "larger max-min range" not in report.markdown and "grows with" not in report.markdown
     assert report.metrics["r2"] == {"val_mean": 1.81, "val_sd": 0.01, "n": 3}
 
 
-def test_a_noise_row_says_how_many_seeds_would_resolve_it():
-    vals = [[2.00, 2.03, 2.06], [1.95, 1.99, 2.02], [1.95, 1.99, 2.02]]
-    c = report_of(vals).table[1]
-    assert c["verdict"] == "noise"
-    body = table(report_of(vals).markdown)
-    expected = f"noise (~{c['seeds_needed']} seeds)" if c["seeds_needed"] else "noise (smaller than the seed-to-seed spread)"
-    assert body[1]["verdict"] == expected
+def test_a_noise_row_not_shown_either_way_says_how_many_seeds_would_resolve_it():
+    # diffs -0.07, -0.23, -0.16: effect -0.1533 clears the spread 0.0889 by more than the band 0.0210, but its
+    # 95% interval +-0.1993 includes zero; at 4 seeds t(0.975, 3) x 0.0802 / 2 = 0.128 would be under 0.1323
+    vals = [[2.00, 2.03, 2.06], [1.93, 1.80, 1.90], [1.93, 1.80, 1.90]]
+    report = report_of(vals)
+    c = report.table[1]
+    assert c["verdict"] == "noise" and c["noise_kind"] == NOT_SHOWN and c["seeds_needed"] == 4
+    assert c["spread"] == pytest.approx(spread(vals[0], vals[1]))
+    assert table(report.markdown)[1]["verdict"] == "noise (not shown either way; ~4 seeds)"
 
 
 def test_one_seed_gives_no_verdicts_and_says_so():
@@ -217,23 +234,24 @@ def test_the_full_model_line_states_the_numbers_of_report_full():
     report = report_of([[2.00, 2.01, 2.02], [1.90, 1.92, 1.93], [1.80, 1.81, 1.83]],
                        params=[100_000, 101_000, 120_000])
     line = next(x for x in report.markdown.splitlines() if x.startswith("**Full model against the baseline:**"))
-    assert line == ("**Full model against the baseline:** Δ val -0.1967 (spread 0.0300, 95% CI [-0.2110, -0.1823]): "
-                    "**better**; params 0.100M → 0.120M.")
+    assert line == ("**Full model against the baseline:** Δ val -0.1967 (spread 0.0218, range 0.0300, 95% CI "
+                    "[-0.2110, -0.1823]): **better**; params 0.100M → 0.120M.")
     full = report.full
     half = 4.302653 * (math.sqrt(1 / 3) / 100) / math.sqrt(3)
-    assert full.effect == pytest.approx(-0.59 / 3) and full.spread == pytest.approx(0.03)
+    assert full.spread == pytest.approx(spread([2.00, 2.01, 2.02], [1.80, 1.81, 1.83]))     # 1.69 x 0.0129
+    assert full.effect == pytest.approx(-0.59 / 3) and full.range == pytest.approx(0.03)
     assert full.ci_low == pytest.approx(-0.59 / 3 - half, abs=1e-6)
     assert full.ci_high == pytest.approx(-0.59 / 3 + half, abs=1e-6)
     assert full.verdict == "better" and full.confidence == 0.95 and full.n_pairs == 3
     # the line is report.full, formatted
-    assert (f"Δ val {full.effect:+.4f} (spread {full.spread:.4f}, 95% CI [{full.ci_low:+.4f}, {full.ci_high:+.4f}]): "
-            f"**{full.verdict}**;") in line
+    assert (f"Δ val {full.effect:+.4f} (spread {full.spread:.4f}, range {full.range:.4f}, 95% CI "
+            f"[{full.ci_low:+.4f}, {full.ci_high:+.4f}]): **{full.verdict}**;") in line
     noise = report_of([[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [2.001, 2.013, 2.019]])
     assert noise.full.verdict == "noise"
     assert f"): {verdict_text(noise.full)}; params" in noise.markdown
 
 
-# diffs -0.05, -0.03, -0.07 (sd 0.02): effect 0.05 > spread 0.03; the 90% interval is
+# diffs -0.05, -0.03, -0.07 (sd 0.02): effect 0.05 > spread 1.69 x 0.0141 = 0.0239; the 90% interval is
 # -0.05 ± 2.920 * 0.02 / sqrt(3) = ±0.034 (excludes zero), the 99% one ±9.925 * 0.02 / sqrt(3) = ±0.115 (does not)
 BETTER_AT_90 = [[2.00, 2.01, 2.02], [1.95, 1.98, 1.95]]
 
@@ -246,8 +264,9 @@ def test_report_confidence_changes_the_verdict_itself(confidence, verdict):
     row = table(report.markdown, confidence)[1]
     csv = report.table[1]
     assert csv["verdict"] == verdict and report.full.verdict == verdict
-    assert csv["d_val"] == pytest.approx(-0.05) and csv["spread"] == pytest.approx(0.03)
-    assert row["Δ val"] == "-0.0500" and row["spread"] == "0.0300"
+    assert csv["d_val"] == pytest.approx(-0.05) and csv["spread"] == pytest.approx(spread(*BETTER_AT_90))
+    assert csv["range"] == pytest.approx(0.03)
+    assert row["Δ val"] == "-0.0500" and row["spread"] == "0.0239" and row["range"] == "0.0300"
     if verdict == "better":
         assert row["verdict"] == "**better**" and csv["seeds_needed"] == 0
         assert csv["ci_high"] < 0 and row[f"{confidence:.0%} CI of Δ"] == "[-0.0837, -0.0163]"

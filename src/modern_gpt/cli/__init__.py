@@ -1,4 +1,4 @@
-"""`modern-gpt ablate|bench|sample|shard|explain|import-config|export|import`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
+"""`modern-gpt ablate|bench|sample|repro|shard|explain|import-config|export|import`, also `python -m modern_gpt` and the book's `python modern_gpt.py --ablate`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ..training.config import COMPILE_MODES, DTYPES, TrainConfig
 from ..training.loop import fast_matmuls, resolve_device
 from . import ablate, bench
 from . import explain as explain_cli
-from . import hf_io, sample, shard
+from . import hf_io, repro, sample, shard
 
 COMMANDS = ("ablate", "bench")
 
@@ -55,7 +55,7 @@ def add_speed_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.")
-    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,sample,shard,explain,import-config,export,import}", parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,sample,repro,shard,explain,import-config,export,import}", parser_class=Parser)
 
     a = sub.add_parser("ablate", help="train every ladder row and print the ablation table")
     a.add_argument("--smoke", action="store_true", help="a tiny generated corpus and a tiny model: seconds on a CPU")
@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_shape_args(b)
     sample.add_parsers(sub)
     shard.add_parsers(sub)
+    repro.add_parsers(sub)
     explain_cli.add_parsers(sub)
     hf_io.add_parsers(sub)
     return parser
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        {"ablate": cmd_ablate, "bench": cmd_bench, **sample.COMMANDS, **shard.COMMANDS, **explain_cli.COMMANDS, **hf_io.COMMANDS}[args.command](args)
+        {"ablate": cmd_ablate, "bench": cmd_bench, **sample.COMMANDS, **shard.COMMANDS, **repro.COMMANDS, **explain_cli.COMMANDS, **hf_io.COMMANDS}[args.command](args)
     except (ConfigError, DataError) as e:
         print(f"modern-gpt: error: {e}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": [], "rerun": [],
                                      "rerun_perturbation": 1e-7}
-SWEEP_DEFAULTS: dict[str, Any] = {"lr": [], "rows": []}
+SWEEP_DEFAULTS: dict[str, Any] = {"lr": [], "rows": [], "seeds": []}
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Params:
     seeds: list[int]
     train: TrainConfig
     ablation: dict                    # match_params, aa_seeds, leave_one_out, rerun, rerun_perturbation
-    sweep: dict = dataclasses.field(default_factory=lambda: dict(SWEEP_DEFAULTS))   # lr (multiples), rows
+    sweep: dict = dataclasses.field(default_factory=lambda: dict(SWEEP_DEFAULTS))   # lr (multiples), rows, seeds
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -104,7 +104,7 @@ def parse(raw: Any) -> Params:
     params.rows(vocab_size=1)                                   # the ladder must resolve, now
     params.leave_one_out(vocab_size=1)
     check_launch(s["launch"], train.batch_size)
-    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows))
+    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows, seeds))
 
 
 TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
@@ -132,9 +132,10 @@ def check_launch(raw: Any, batch_size: int) -> None:
                           f"equal slice of the batch: use a multiple of {n}")
 
 
-def parse_sweep(raw: Any, rows: list[str]) -> dict:
+def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> dict:
     """The learning-rate grid: `lr`, multiples of train.lr (min_lr scales with it) other than 1, whose runs the
-    main table already has; `rows`, the ladder rows it covers (kept in ladder order). Either list empty: off."""
+    main table already has; `rows`, the ladder rows it covers (kept in ladder order); `seeds`, the seeds of the
+    main table it trains on (its runs at train.lr are the main table's on those seeds). lr or rows empty: off."""
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"sweep: must be a mapping with lr and rows, got {raw!r}")
     sweep = {**SWEEP_DEFAULTS, **(raw or {})}
@@ -147,7 +148,11 @@ def parse_sweep(raw: Any, rows: list[str]) -> dict:
                           "(the main table's runs), each once; [] switches the grid off")
     if not isinstance(covered, list) or any(r not in rows for r in covered) or len(set(covered)) != len(covered):
         raise ConfigError(f"sweep.rows={covered!r}: must list rows of the ladder ({', '.join(rows)}), each once")
-    return {"lr": list(lrs), "rows": [r for r in rows if r in covered]}
+    grid_seeds = seed_list("sweep.seeds", sweep["seeds"])
+    if lrs and covered and (not grid_seeds or set(grid_seeds) - set(seeds)):
+        raise ConfigError(f"sweep.seeds={grid_seeds!r}: must list seeds of the main table ({seeds}), at least one; "
+                          "the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
+    return {"lr": list(lrs), "rows": [r for r in rows if r in covered], "seeds": [s for s in seeds if s in grid_seeds]}
 
 
 def load(path: str | Path = "params.yaml") -> Params:

@@ -54,7 +54,7 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
         "rerun": [{**entry(r), "slug": f"rerun_{r.slug}", "of": r.slug} for r in rerun],
         "rerun_perturbation": perturbed.init_perturbation,
         "match_params": p.ablation["match_params"],
-        "sweep": {"lr": p.train.lr, "rows": sweep},
+        "sweep": {"lr": p.train.lr, "rows": sweep, "seeds": p.sweep["seeds"]},
     }
 
 

@@ -61,7 +61,7 @@ def machine_line(rows: list[RowResult]) -> str:
     for r in rows:
         for run in r.runs:
             key = (f"{run.machine or 'machine not recorded'}, {run.device}"
-                   + (f", {run.threads} threads" if run.threads else "")
+                   + (f", {run.threads} thread{'s' if run.threads > 1 else ''}" if run.threads else "")
                    + (f" x {run.processes} processes (torchrun)" if run.processes > 1 else "")
                    + f", torch {run.torch}" + (f", Python {run.python}" if run.python else ""))
             groups.setdefault(key, [])
@@ -70,8 +70,8 @@ def machine_line(rows: list[RowResult]) -> str:
     if len(groups) == 1:
         return next(iter(groups))
     parts = [f"{key} ({', '.join(labels)})" for key, labels in sorted(groups.items())]
-    return (f"**{len(groups)} machines**: " + "; ".join(parts) + ". Rows trained on different machines differ by "
-            "rounding as well as by their changes (training amplifies it to the 3rd or 4th decimal): trust the "
+    return (f"**{len(groups)} machines or thread counts**: " + "; ".join(parts) + ". Rows trained on different "
+            "machines, or with different thread counts, differ by rounding as well as by their changes (training amplifies it to the 3rd or 4th decimal): trust the "
             "verdicts, not the last digits, and treat borderline rows as open.")
 
 

@@ -17,7 +17,8 @@ from tabulate import tabulate
 from ..serving.kv_cache import human
 from .results import RowResult
 from .settings import Settings
-from .stats import NA_VERDICT, RULE, SEEDS_NEEDED_METHOD, Comparison, Summary, compare, verdict_text
+from .stats import (NA_VERDICT, NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, compare,
+                    rule, verdict_text)
 from .sweep import AtBest, Cell, SweepRow, selection_bias
 
 LN2 = math.log(2)
@@ -76,7 +77,8 @@ COLUMNS = [
     Column("val", "right", lambda i, r: mean_sd(r.val)),
     Column("bpc", "right", lambda i, r: num(r.bpc.mean, 3)),
     Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else ""),
-    Column("spread", "right", lambda i, r: num(r.vs.spread if r.vs else r.val.range)),
+    Column("range", "right", lambda i, r: num(r.vs.range if r.vs else r.val.range)),     # seen, not judged
+    Column("spread", "right", lambda i, r: num(r.vs.spread) if r.vs else ""),           # the threshold
     Column("{confidence} CI of Δ", "right", lambda i, r: interval(r.vs)),
     Column("margins ± band", "right", lambda i, r: margins(r.vs)),
     Column("verdict", "left", lambda i, r: verdict(r.vs)),
@@ -101,10 +103,12 @@ def csv_row(r: RowResult) -> dict[str, Any]:
         "row": r.slug, "variant": r.label, "params": r.params, "d_params": r.d_params,
         "train_mean": r.train.mean, "train_sd": r.train.sd, "val_mean": r.val.mean, "val_sd": r.val.sd,
         "n": r.val.n_finite, "diverged": r.val.n_diverged, "bpc_mean": r.bpc.mean,
-        "d_val": c.effect if c else None, "spread": c.spread if c else r.val.range,
+        "d_val": c.effect if c else None, "spread": c.spread if c else None,
+        "range": c.range if c else r.val.range,
         "ci_low": c.ci_low if c else None, "ci_high": c.ci_high if c else None,
         "margin_spread": c.margin_spread if c else None, "margin_interval": c.margin_interval if c else None,
-        "band": c.band if c else None, "verdict": c.verdict if c else "", "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
+        "band": c.band if c else None, "verdict": c.verdict if c else "",
+        "noise_kind": c.noise_kind if c else None, "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
     }
 
 
@@ -303,7 +307,8 @@ def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_n
         text.append(
             f"**{pair.row.row.label} at lr {a.lr:g} against {pair.ref.row.label} at lr {b.lr:g}** (each at its best "
             f"rate): Δ val {num(c.effect, sign=True)} ("
-            + (f"spread {num(c.spread)}, {s.confidence:.0%} CI {interval(c)}, margins {margins(c)}"
+            + (f"spread {num(c.spread)}, range {num(c.range)}, {s.confidence:.0%} CI {interval(c)}, "
+               f"margins {margins(c)}"
                if c.ci_low is not None else f"{c.n_pairs} seed") + f"): {verdict(c)}. "
             + (f"The verdict changes: at lr {base_lr:g} for both it was {verdict(pair.main)}."
                if changed else f"The same verdict as at lr {base_lr:g} for both.")
@@ -418,19 +423,24 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
         tabulate(list(info.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Ablation",
         *warnings(rows, s),
-        f"**Rule.** {RULE.replace('95%', f'{s.confidence:.0%}')}",
+        f"**Rule.** {rule(s.confidence)}",
         markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
         "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
         "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
-        "better); spread is the larger of the two rows' seed ranges (max − min). The margins say by how much |Δ val| "
+        "better); range is the larger of the two rows' seed ranges (max − min), shown but not judged; spread is "
+        f"{SPREAD_SDS:g} × the pooled seed sd of the two rows, what three seeds of one row typically span: the same "
+        "threshold however many seeds run, so more seeds sharpen a verdict. The margins say by how much |Δ val| "
         "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
         f"positive. The band is {s.borderline:g} × the pooled seed sd of the two rows: a row whose smaller margin "
         "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
-        "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise or borderline row "
-        "says about how many seeds would settle it as a change.¹",
+        "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise row says which kind it "
+        f"is: **{NO_EFFECT}** when the {2 * s.confidence - 1:.0%} interval of Δ val lies inside ± the spread "
+        f"(whatever the change does, it is smaller than the seeds' own scatter), **{NOT_SHOWN}** when the seeds "
+        "can show neither that nor a change; a row of the second kind, and a borderline row, says about how many "
+        "seeds would settle its effect as a change, or that none would.¹",
         f"**Full model against the baseline:** Δ val {num(full.effect, sign=True)} (spread {num(full.spread)}, "
-        f"{s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params {millions(rows[0].params)} → "
-        f"{millions(rows[-1].params)}.",
+        f"range {num(full.range)}, {s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params "
+        f"{millions(rows[0].params)} → {millions(rows[-1].params)}.",
     ]
     table = [csv_row(r) for r in rows]
     if aa is not None:
@@ -440,7 +450,8 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
             "## A/A check",
             f"The baseline trained again on seeds {', '.join(str(r.seed) for r in aa.runs)}, compared with the "
             f"baseline on seeds {', '.join(str(r.seed) for r in rows[0].runs)} by the same rule: Δ val "
-            f"{num(c.effect, sign=True)}, spread {num(c.spread)}, CI {interval(c) or '–'}: {verdict(c)}. "
+            f"{num(c.effect, sign=True)}, spread {num(c.spread)}, range {num(c.range)}, CI {interval(c) or '–'}: "
+            f"{verdict(c)}. "
             + ("As it must be: the rule calls no difference between two copies of one configuration."
                if ok else "**The rule called a difference between two copies of one configuration: treat every "
                           "verdict above with suspicion (seed noise is larger than the seeds here show).**"),

@@ -87,7 +87,7 @@ class AtBest:
     row: SweepRow
     ref: SweepRow
     vs: Comparison | None           # None: a row had no rate without a diverged seed
-    main: Comparison                # the main table's comparison, both at train.lr
+    main: Comparison                # both at train.lr, on the grid's seeds (the main table's runs)
 
 
 def at_best(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence: float,
@@ -98,11 +98,12 @@ def at_best(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence
     for above, below in zip(ladder, ladder[1:]):
         if above.slug in by_slug and below.slug in by_slug and below.vs is not None:
             mine, theirs = by_slug[below.slug], by_slug[above.slug]
-            vs = None
-            if mine.best is not None and theirs.best is not None:
-                vs = compare([r.val_loss for r in mine.best.runs], [r.val_loss for r in theirs.best.runs],
-                             confidence=confidence, band=band_sds)
-            out.append(AtBest(mine, theirs, vs, below.vs))
+            def vs(a: Cell | None, b: Cell | None) -> Comparison | None:
+                return None if a is None or b is None else compare(
+                    [r.val_loss for r in a.runs], [r.val_loss for r in b.runs], confidence=confidence, band=band_sds)
+
+            main = vs(*(next(c for c in r.cells if c.main) for r in (mine, theirs)))
+            out.append(AtBest(mine, theirs, vs(mine.best, theirs.best), main))
     return out
 
 
