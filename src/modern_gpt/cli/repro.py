@@ -20,7 +20,7 @@ import argparse
 import json
 import os
 import subprocess
-import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -94,15 +94,17 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int) -> None:
     while queue or running:
         while queue and len(running) < started and not failed:
             name = queue.pop(0)
-            running[name] = (time.perf_counter(), subprocess.Popen(
-                [*DVC, "--wait-for-lock", "repro", "-s", name], env=env, text=True,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+            log = tempfile.TemporaryFile("w+", encoding="utf-8")    # not a pipe: a full one would stall the run
+            running[name] = (time.perf_counter(), log, subprocess.Popen(
+                [*DVC, "--wait-for-lock", "repro", "-s", name], env=env, stdout=log, stderr=subprocess.STDOUT))
         time.sleep(0.2)
-        for name, (t0, proc) in list(running.items()):
+        for name, (t0, log, proc) in list(running.items()):
             if proc.poll() is None:
                 continue
             del running[name]
-            out = proc.stdout.read()
+            log.seek(0)
+            out = log.read()
+            log.close()
             k += 1
             if proc.returncode:
                 failed.append(f"{name}: {dvc_error(subprocess.CompletedProcess([], proc.returncode, out, ''))}")
