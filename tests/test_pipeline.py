@@ -280,7 +280,8 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     as its threads. Killed with its whole process group (kill -9) in the cheap stages and again with two runs
     training, the same command finishes the rest: nothing recorded is trained again, no lock is left, dvc.lock
     holds every stage and `dvc status` is clean."""
-    repo = project_copy(tmp_path, ladder=["baseline", "norm", "pos"], sweep={"lr": [], "rows": []})
+    baseline = {"norm": "layernorm", "pos": "learned", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": True}
+    repo = project_copy(tmp_path, ladder=["baseline", "norm", "pos"], baseline=baseline, sweep={"lr": [], "rows": []})
     runs = {f"run@{row}-{seed}" for row in ROWS[:3] for seed in (0, 1)}
     cmd = [sys.executable, "-m", "modern_gpt", "repro", "--jobs", "2"]
     recorded = []
@@ -514,7 +515,7 @@ OPTIONS = {
     "baseline": {"norm": "layernorm", "pos": "rope", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": False},
     "ladder": ["baseline", "norm", "qk_norm"],
     "ablation": {"match_params": False, "aa_seeds": [5, 6], "leave_one_out": ["qk_norm"]},
-    "sweep": {"lr": [], "rows": []},
+    "sweep": {"lr": [], "rows": [], "seeds": [0, 1]},
 }
 
 
