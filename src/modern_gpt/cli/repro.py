@@ -7,10 +7,10 @@ runs. So: first the stages the runs need (generate, tokenize, plan: a plain `dvc
 training stage that `dvc status` lists, N at a time, then a plain `dvc repro`, which finds the runs done and
 runs the rest (serve, report) as DVC orders it. DVC records every stage in dvc.lock and its run-cache as
 usual. Killed at any moment (kill -9 of the whole process group too), the same command starts again where it
-stopped: finished runs are recorded, a killed run recorded nothing, and DVC drops the dead processes' entries
-from its lock file.
+stopped: finished runs are recorded, a killed run recorded nothing, and the dead processes' entries in DVC's
+lock file block nothing (DVC drops one when it next needs its path).
 
-Two single-threaded runs side by side do 1.36-1.41x the work of one two-threaded run on this project's 2-core
+Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
 machine (the README's Speed section), so `--jobs auto` runs one job per usable core, one thread each.
 """
 
