@@ -10,7 +10,8 @@ import yaml
 from modern_gpt.cli import explain as cli
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.hf.configs import normalise, param_counts, read_config
+from modern_gpt.hf.configs import normalise, read_config
+from modern_gpt.hf.counts import active_params, kv_caches, param_counts, weight_bytes
 from modern_gpt.hf.explain import explain
 from modern_gpt.hf.import_config import model_section
 from modern_gpt.nn import ModelConfig
@@ -39,14 +40,17 @@ FIGURES = {
     "gemma-3-4b-it.v5": (256, 4.0, 2 * 34 * 4 * 256 * 2, 2, 3_880_263_168),
     "olmo-2-1124-7b": (128, 11008 / 4096, 2 * 32 * 32 * 128 * 2, 1, 7_298_617_344),
     "phi-3-mini-4k-instruct": (96, 8192 / 3072, 2 * 32 * 32 * 96 * 2, 1, 3_821_079_552),
+    # the Hub's safetensors index of SmolLM3-3B: total_parameters 3,075,098,624 and no lm_head.weight (tied)
+    "smollm3-3b": (128, 11008 / 2048, 2 * 36 * 4 * 128 * 2, 4, 3_075_098_624),
 }
+MOE = ("mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b")    # their figures: test_mixture_of_experts
 
 
 def test_every_fixture_has_figures():
-    assert set(FIGURES) == set(ALL)
+    assert set(FIGURES) | set(MOE) == set(ALL)
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", sorted(FIGURES))
 def test_figures(name):
     hd, ratio, per_token, mha_ratio, params = FIGURES[name]
     a = normalise(cfg(name))
@@ -231,3 +235,196 @@ def test_the_cli_explains_and_refuses_in_one_line(tmp_path, capsys):
     assert main(["explain", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("modern-gpt: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- mixture of experts, latent attention, hybrids
+# Hand arithmetic from the shapes in each file; "card" is the rounded total on the model's card, within 2%.
+def moe_case(name):
+    if name == "mixtral-8x7b":
+        # 32 layers, hidden 4096, 32 query heads and 8 K/V heads of 128, 8 experts of width 14336, top 2, no bias
+        attn = 2 * 4096 * 32 * 128 + 2 * 4096 * 8 * 128                     # q and o, k and v
+        expert = 3 * 4096 * 14336                                            # gate, up, down
+        layer = attn + 8 * expert + 8 * 4096 + 2 * 4096                      # + router + 2 RMSNorms
+        total = 32 * layer + 2 * 32000 * 4096 + 4096                         # + embedding, untied head, final norm
+        active = total - 32 * (8 - 2) * expert
+        kv = 2 * 32 * 8 * 128 * 2
+        # card: 46.7B total, 12.9B active (all weights counted, the embeddings included)
+        return total, active, kv, 46.7e9, 12.9e9
+    if name == "qwen3-30b-a3b":
+        # 48 layers, hidden 2048, 32 query heads and 4 K/V heads of 128 (head_dim read), per-head QK-norm,
+        # 128 experts of width 768, top 8, every layer MoE (decoder_sparse_step 1, mlp_only_layers [])
+        attn = 2 * 2048 * 32 * 128 + 2 * 2048 * 4 * 128 + 2 * 128            # + q_norm, k_norm
+        expert = 3 * 2048 * 768
+        layer = attn + 128 * expert + 128 * 2048 + 2 * 2048
+        total = 48 * layer + 2 * 151936 * 2048 + 2048
+        active = total - 48 * (128 - 8) * expert
+        kv = 2 * 48 * 4 * 128 * 2
+        # card: 30.5B total, 3.3B activated (29.9B non-embedding)
+        return total, active, kv, 30.5e9, 3.3e9
+    if name == "deepseek-v3":
+        # 61 layers, hidden 7168, 128 heads; MLA: q through rank 1536, keys/values from a 512 latent, q/k heads
+        # 128 + 64 RoPE, values 128; layers 0-2 dense (width 18432), 58 MoE: 256 routed of width 2048 + 1 shared,
+        # top 8. The router's e_score_correction_bias is a buffer, not a parameter: not counted.
+        attn = (7168 * 1536 + 1536 * 128 * (128 + 64)                        # q_a, q_b
+                + 7168 * (512 + 64) + 512 * 128 * (128 + 128)                # kv_a (latent + RoPE key), kv_b
+                + 128 * 128 * 7168 + 1536 + 512)                             # o; q_a and kv_a norms
+        expert = 3 * 7168 * 2048
+        moe_layer = attn + 256 * expert + expert + 256 * 7168 + 2 * 7168
+        dense_layer = attn + 3 * 7168 * 18432 + 2 * 7168
+        total = 3 * dense_layer + 58 * moe_layer + 2 * 129280 * 7168 + 7168
+        active = total - 58 * (256 - 8) * expert
+        kv = 61 * (512 + 64) * 2                                             # the latent and the shared RoPE key
+        # card: 671B total, 37B activated; the Hub's 685B adds the 14B multi-token-prediction module (not built by
+        # transformers, num_nextn_predict_layers: not counted here)
+        return total, active, kv, 671e9, 37e9
+    if name == "gpt-oss-20b":
+        # 24 layers, hidden 2880, 64 query heads and 8 K/V heads of 64, biases on q/k/v/o, one sink per head,
+        # 32 experts of width 2880 with biases (gate_up 2 x 2880, down 2880), router with bias, top 4
+        attn = 2 * 2880 * 64 * 64 + 2 * 2880 * 8 * 64 + 64 * 64 + 2 * 8 * 64 + 2880 + 64
+        expert = 3 * 2880 * 2880 + 2 * 2880 + 2880
+        layer = attn + 32 * expert + 32 * 2880 + 32 + 2 * 2880
+        total = 24 * layer + 2 * 201088 * 2880 + 2880
+        active = total - 24 * (32 - 4) * expert
+        kv = 2 * 24 * 8 * 64 * 2
+        # card: 21B parameters, 3.6B active; the 3.6B leaves out the input embedding (checked below)
+        return total, active, kv, 21e9, 3.6e9 + 201088 * 2880
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", MOE)
+def test_mixture_of_experts(name):
+    total, active, kv, card_total, card_active = moe_case(name)
+    a = normalise(cfg(name))
+    pc = param_counts(a)
+    assert pc["total"] == total and active_params(a, pc) == active
+    assert kv_caches(a, "bf16", 1, 1)[0].bytes_per_token == kv
+    assert abs(total / card_total - 1) < 0.02 and abs(active / card_active - 1) < 0.02
+    text = explain(cfg(name))
+    assert f"{total:,} = embedding" in text and f"active parameters per token: {active:,}" in text
+    assert f"({kv:,} bytes)" in text and "what the experts do not buy is memory" in text
+    assert "not modelled" not in text.splitlines()[0]
+
+
+def test_deepseek_latent_cache_and_its_sentence():
+    a = normalise(cfg("deepseek-v3"))
+    assert (a.mla.q_rank, a.mla.kv_rank, a.mla.nope, a.mla.rope, a.mla.v) == (1536, 512, 128, 64, 128)
+    assert a.moe.layers == [False] * 3 + [True] * 58 and a.moe.shared == 1
+    ours, plain = kv_caches(a, "bf16", 4096, 1)
+    assert ours.bytes_per_token == 61 * 576 * 2 == 70_272                      # 68.62 KiB, not 1.67 MiB
+    assert plain.bytes_per_token == 61 * 128 * (192 + 128) * 2
+    text = explain(cfg("deepseek-v3"), 4096)
+    assert "68.62 KiB per token instead of 4.77 MiB (71.1x less)" in text
+    assert "head_dim: queries and keys 192 = qk_nope_head_dim 128 + qk_rope_head_dim 64" in text
+    assert "weights' bytes: left out (fp8" in text                             # which matrices are fp8: unknown
+    assert "256 routed experts + 1 shared (width 2048)" in text and "MoE in 58 of 61 layers" in text
+    assert "RoPE scaling (yarn): factor 40, trained at 4,096 tokens" in text
+
+
+def test_gpt_oss_windows_sinks_and_mxfp4():
+    a = normalise(cfg("gpt-oss-20b"))
+    assert a.windows == [128, None] * 12 and a.sinks and a.moe.router_bias and a.moe.expert_bias
+    per_layer_token = 2 * 8 * 64 * 2
+    c = kv_caches(a, "bf16", 131072, 1)[0]
+    assert c.bytes_per_sequence == per_layer_token * (12 * 131072 + 12 * 128)  # the sliding layers stop at 128
+    pc = param_counts(a)
+    matrices = 24 * 32 * 3 * 2880 * 2880                                       # the experts' weights, not biases
+    assert weight_bytes(a, pc, "bf16").nbytes == matrices * 17 // 32 + (pc["total"] - matrices) * 2
+    text = explain(cfg("gpt-oss-20b"))
+    assert "attention sinks: every head has one learned logit" in text and "12 of 24 layers keep at most 128" in text
+    assert "in MXFP4 (4.25 bits each)" in text
+
+
+def test_nope_layers_follow_transformers():
+    # transformers (SmolLM3, Llama 4): use_rope = no_rope_layers[layer_idx], so 1 = RoPE, 0 = NoPE
+    a = normalise(cfg("smollm3-3b"))
+    assert a.rope_layers == [True, True, True, False] * 9
+    assert "NoPE: 9 of 36 layers rotate nothing" in explain(cfg("smollm3-3b"))
+    _, missing = model_section(cfg("smollm3-3b"))
+    assert any(m.startswith("NoPE layers (9 of 36") for m in missing)
+
+
+def llama4_scout_defaults():
+    """Llama-4-Scout's text model as transformers' Llama4TextConfig builds it with every field left out (its class
+    defaults, documented for meta-llama/Llama-4-Scout-17B-16E). Not the published file, which no public copy
+    we found holds in full; a config made here, in the test."""
+    return {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+            "text_config": {"model_type": "llama4_text", "vocab_size": 202048, "hidden_size": 5120,
+                            "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_hidden_layers": 48,
+                            "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                            "max_position_embeddings": 131072, "rope_theta": 500000.0, "num_experts_per_tok": 1,
+                            "num_local_experts": 16, "interleave_moe_layer_step": 1, "attention_chunk_size": 8192,
+                            "no_rope_layer_interval": 4, "use_qk_norm": True, "tie_word_embeddings": False}}
+
+
+def test_llama4_chunks_nope_and_shared_expert():
+    a = normalise(llama4_scout_defaults())
+    attn = 2 * 5120 * 40 * 128 + 2 * 5120 * 8 * 128
+    expert = 3 * 5120 * 8192
+    layer = attn + 16 * expert + expert + 16 * 5120 + 2 * 5120                # routed + shared + router + norms
+    total = 48 * layer + 2 * 202048 * 5120 + 5120
+    pc = param_counts(a)
+    assert pc["total"] == total == 107_769_861_120
+    # card: 109B total, 17B active, the vision encoder included (the text model alone is less)
+    assert abs(total / 109e9 - 1) < 0.02 and abs(active_params(a, pc) / 17e9 - 1) < 0.02
+    assert active_params(a, pc) == total - 48 * 15 * expert
+    assert a.rope_layers == [True, True, True, False] * 12 and a.window_kind == "chunk"
+    assert a.windows == [8192, 8192, 8192, None] * 12                          # the RoPE layers are chunked
+    c = kv_caches(a, "bf16", 32768, 1)[0]
+    assert c.bytes_per_sequence == 2 * 8 * 128 * 2 * (36 * 8192 + 12 * 32768)
+    text = explain(llama4_scout_defaults(), 32768)
+    assert "chunked attention: 36 of 48 layers attend only within 8,192-token chunks" in text
+    assert "the QK-norm (L2, no weights) runs on the RoPE layers only" in text and "1 shared" in text
+
+
+def test_rope_scaling_is_explained():
+    for name in ("llama-3.1-8b", "llama-3.1-8b.v5"):
+        text = explain(cfg(name))
+        assert "RoPE scaling (llama3): factor 8, trained at 8,192 tokens (original_max_position_embeddings), " \
+               "the file's context 131,072 (16x)" in text
+        assert "those longer than 8,192/1 are stretched 8x" in text
+    assert "divided by 32" in explain(cfg("gpt-oss-20b"))
+
+
+def test_unknown_family_with_expert_fields_prints_no_parameter_count():
+    weird = {"architectures": ["FrobMoeForCausalLM"], "model_type": "frob_moe", "hidden_size": 1024,
+             "num_hidden_layers": 4, "num_attention_heads": 8, "vocab_size": 1000, "max_position_embeddings": 2048,
+             "rope_theta": 10000.0, "num_local_experts": 8, "frob_expert_width": 512}
+    text = explain(weird)
+    first = text.splitlines()[0]
+    assert "'frob_moe' is not a family this tool knows" in first
+    assert "num_local_experts" in first and "frob_expert_width" in first and "left out: the parameter counts" in first
+    assert "parameters (computed" not in text and "active parameters" not in text
+    assert "the parameter counts and the weights' bytes: left out" in text
+    assert "KV cache (bf16" in text                     # attention is untouched by expert fields
+    _, missing = model_section(weird)
+    assert any("frob_expert_width" in m for m in missing) and any("read the Llama way" in m for m in missing)
+
+
+def test_unknown_family_without_such_fields_is_read_the_llama_way_and_says_so():
+    plain = {**cfg("llama-3-8b"), "model_type": "frob", "architectures": ["FrobForCausalLM"]}
+    text = explain(plain)
+    assert "'frob' is not a family this tool knows, read the Llama way" in text.splitlines()[0]
+    assert f"{8_030_261_248:,}" in text
+
+
+def test_a_known_family_with_a_field_it_does_not_model_leaves_out_what_it_changes():
+    text = explain({**cfg("llama-3-8b"), "kv_lora_rank": 512})
+    assert "kv_lora_rank (latent, not modelled for this family)" in text.splitlines()[0]
+    assert "parameters (computed" not in text and "KV cache (bf16" not in text
+    text = explain({**cfg("llama-3-8b"), "attention_window_pattern": 4})
+    assert "KV cache (bf16" in text and "KV cache per sequence at" not in text
+    assert "the KV cache per sequence: left out" in text
+    text = explain({**cfg("qwen3-8b"), "layer_types": ["linear_attention"] * 36})
+    assert "layer_types linear_attention" in text.splitlines()[0] and "KV cache (bf16" not in text
+
+
+@pytest.mark.parametrize("name", MOE)
+def test_import_config_names_the_experts(name):
+    _, missing = model_section(cfg(name))
+    assert any(m.startswith("mixture of experts") for m in missing)
+    if name == "deepseek-v3":
+        assert any(m.startswith("multi-head latent attention") for m in missing)
+    if name in ("deepseek-v3", "gpt-oss-20b"):
+        assert any(m.startswith("weights stored quantised") for m in missing)
+    if name == "gpt-oss-20b":
+        assert any(m.startswith("attention sinks") for m in missing)

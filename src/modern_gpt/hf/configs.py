@@ -1,9 +1,12 @@
-"""Reading a Hugging Face config.json: the families it can be, one normalised shape, and what each field means.
+"""Reading a Hugging Face config.json: the families it can be and one normalised shape.
 
 Pure Python and json: nothing here imports transformers. `read_config(path)` gives the raw mapping;
 `normalise(raw)` gives an `Arch` (the numbers every derived figure needs) or a one-line error.
 Both transformers layouts are read: v4 (`rope_theta`, `rope_scaling` with `rope_type` or the legacy
-`type`) and v5 (`rope_parameters`, flat or nested per layer type).
+`type`) and v5 (`rope_parameters`, flat or nested per layer type). Mixture-of-experts layers (`Moe`),
+latent attention (`Mla`), NoPE layers, chunked attention and attention sinks are read for the families
+whose code builds them; a field of a feature the family's arithmetic does not model is listed in
+`Arch.unmodelled` with the figures it changes, and those figures are then left out, never guessed.
 """
 
 from __future__ import annotations
@@ -14,97 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError, DataError
-
-NM = "not modelled here"
-
-# field → (what it means, the `model:` flag of ours it corresponds to, or NM)
-FIELDS: dict[str, tuple[str, str]] = {
-    # identity
-    "architectures": ("the class transformers builds from this file", NM),
-    "model_type": ("the family: picks the code (and the defaults of fields left out)", NM),
-    "_name_or_path": ("where the file was loaded from when it was saved", NM),
-    "auto_map": ("custom code classes to load instead of transformers' own", NM),
-    "transformers_version": ("the transformers version that wrote the file", NM),
-    "torch_dtype": ("the dtype the weights are stored in (v4 name)", NM),
-    "dtype": ("the dtype the weights are stored in (v5 name)", NM),
-    # shape
-    "vocab_size": ("number of distinct tokens: rows of the embedding table", "vocab_size"),
-    "hidden_size": ("residual width: the size of every token's vector", "n_embd"),
-    "n_embd": ("residual width (GPT-2 name)", "n_embd"),
-    "num_hidden_layers": ("transformer blocks", "n_layer"),
-    "n_layer": ("transformer blocks (GPT-2 name)", "n_layer"),
-    "num_attention_heads": ("query heads per layer", "n_head"),
-    "n_head": ("attention heads per layer (GPT-2 name)", "n_head"),
-    "num_key_value_heads": ("key/value heads per layer; fewer than query heads = grouped-query attention",
-                            "n_kv_head"),
-    "head_dim": ("per-head width, when it is not hidden_size / num_attention_heads", "head_dim"),
-    "intermediate_size": ("the MLP's hidden width", "mlp_hidden"),
-    "n_inner": ("the MLP's hidden width (GPT-2 name; null = 4 × n_embd)", "mlp_hidden"),
-    "max_position_embeddings": ("longest context the model was built or extended for", "block_size"),
-    "n_positions": ("rows of the learned position table = longest context (GPT-2 name)", "block_size"),
-    "n_ctx": ("context length (old GPT-2 name, same as n_positions)", "block_size"),
-    # activation and MLP
-    "hidden_act": ("the MLP's activation; 'silu' with gate/up/down matrices = SwiGLU", "mlp"),
-    "hidden_activation": ("the MLP's activation (Gemma name); gelu_pytorch_tanh gated = GeGLU", "mlp"),
-    "activation_function": ("the MLP's activation (GPT-2 name)", "mlp"),
-    "mlp_bias": ("biases on the MLP's matrices", "bias"),
-    # norms
-    "rms_norm_eps": ("epsilon of RMSNorm (the model normalises with RMSNorm)", "norm_eps"),
-    "layer_norm_epsilon": ("epsilon of LayerNorm (the model normalises with LayerNorm)", "norm_eps"),
-    "layer_norm_eps": ("epsilon of LayerNorm", "norm_eps"),
-    # attention
-    "attention_bias": ("biases on the attention projections", "bias"),
-    "attention_dropout": ("dropout on attention weights while training", "dropout"),
-    "attn_pdrop": ("dropout on attention weights (GPT-2 name)", "dropout"),
-    "resid_pdrop": ("dropout on residual branches", "dropout"),
-    "embd_pdrop": ("dropout on the embeddings", "dropout"),
-    "sliding_window": ("tokens a sliding-window layer attends to (and keeps in its KV cache)", NM),
-    "sliding_window_size": ("the sliding window (older Gemma 2 name)", NM),
-    "use_sliding_window": ("whether sliding_window is used at all (Qwen2/3)", NM),
-    "max_window_layers": ("Qwen: layers from this index on use the sliding window, if enabled", NM),
-    "layer_types": ("per layer: full_attention or sliding_attention", NM),
-    "sliding_window_pattern": ("every Nth layer is full attention, the others slide (Gemma 3)", NM),
-    "_sliding_window_pattern": ("every Nth layer is full attention (Gemma 3, as saved by newer versions)", NM),
-    "query_pre_attn_scalar": ("queries are scaled by 1/sqrt(this) instead of 1/sqrt(head_dim)", NM),
-    "attn_logit_softcapping": ("attention scores squashed by cap·tanh(score/cap)", NM),
-    "final_logit_softcapping": ("output logits squashed by cap·tanh(logit/cap)", NM),
-    "cache_implementation": ("which KV-cache class generation uses by default", NM),
-    "use_cache": ("keep past keys and values while generating", NM),
-    "scale_attn_weights": ("divide attention scores by sqrt(head_dim) (GPT-2)", NM),
-    "scale_attn_by_inverse_layer_idx": ("GPT-2 option: scale attention by 1/layer index", NM),
-    "reorder_and_upcast_attn": ("GPT-2 option: compute attention in fp32", NM),
-    "use_bidirectional_attention": ("attend both ways (embedding variants), not causal", NM),
-    # positions
-    "rope_theta": ("RoPE's base: larger = slower rotations, longer wavelengths", "rope_base"),
-    "rope_local_base_freq": ("RoPE base of the sliding-window layers (Gemma 3; rope_theta is the global one)",
-                             NM),
-    "rope_scaling": ("how RoPE is stretched past the training length (v4 name)", NM),
-    "rope_parameters": ("RoPE's base and scaling, per layer type when nested (v5 name)", "rope_base"),
-    "partial_rotary_factor": ("fraction of each head's dimensions RoPE rotates", NM),
-    "original_max_position_embeddings": ("the context length before RoPE scaling extended it", NM),
-    # embeddings and output
-    "tie_word_embeddings": ("the output head reuses the embedding table (no separate lm_head)", NM),
-    "initializer_range": ("std of the random initial weights", NM),
-    "pretraining_tp": ("tensor-parallel degree used in pretraining (Llama; 1 = exact)", NM),
-    # tokens
-    "bos_token_id": ("id of the beginning-of-sequence token", NM),
-    "eos_token_id": ("id(s) of the end-of-sequence token", NM),
-    "pad_token_id": ("id of the padding token", NM),
-    # GPT-2's classification head
-    "summary_type": ("GPT-2's sequence-summary head (classification), unused for generation", NM),
-    "summary_use_proj": ("GPT-2's sequence-summary head: project the summary", NM),
-    "summary_activation": ("GPT-2's sequence-summary head: activation", NM),
-    "summary_proj_to_labels": ("GPT-2's sequence-summary head: project to the labels", NM),
-    "summary_first_dropout": ("GPT-2's sequence-summary head: dropout", NM),
-    "task_specific_params": ("generation defaults per task", NM),
-    # multimodal
-    "text_config": ("the language model's own config (fields below, prefixed)", NM),
-    "vision_config": ("the image encoder's config (a vision transformer)", NM),
-    "mm_tokens_per_image": ("tokens each image becomes in the text sequence", NM),
-    "image_token_index": ("id of the image placeholder token", NM),
-    "boi_token_index": ("id of the begin-of-image token", NM),
-    "eoi_token_index": ("id of the end-of-image token", NM),
-}
+from .fields import CHANGES, COUNTS, FIELDS, LAYER_TYPES, SUSPICIOUS
 
 # ------------------------------------------------------------------------------------------ families
 
@@ -134,8 +47,24 @@ FAMILIES: dict[str, dict[str, Any]] = {
                   bias="flag", post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
     "phi3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="none",
                  post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
+    "smollm3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+                    post_norms=False, tied_default=True, defaults={}, models=("nope",)),
+    # mixture of experts (`moe` names the way the family lays its experts out: see moe_settings)
+    "mixtral": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="none",
+                    post_norms=False, tied_default=False, defaults={}, models=("experts",), moe="mixtral"),
+    "qwen3_moe": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="per_head", bias="flag",
+                      post_norms=False, tied_default=False, defaults={}, models=("experts",), moe="qwen"),
+    "deepseek_v3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+                        post_norms=False, tied_default=False, defaults={}, models=("experts", "latent"),
+                        moe="deepseek"),
+    "gpt_oss": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+                    post_norms=False, tied_default=False, defaults={}, models=("experts",), moe="gpt_oss",
+                    sinks=True),
+    "llama4_text": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+                        post_norms=False, tied_default=False, defaults={}, models=("experts", "chunks", "nope"),
+                        moe="llama4"),
 }
-MULTIMODAL = {"gemma3": "gemma3_text"}          # model_type → the model_type of its text_config
+MULTIMODAL = {"gemma3": "gemma3_text", "llama4": "llama4_text"}   # model_type → the model_type of its text_config
 NOT_CAUSAL = ("bert", "roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2", "xlm-roberta",
               "t5", "bart", "vit", "clip", "siglip", "siglip_vision_model", "dinov2", "whisper", "wav2vec2",
               "mpnet", "sentence-transformers")
@@ -174,6 +103,46 @@ class Arch:
     query_pre_attn_scalar: float | None
     prefix: str                   # 'text_config.' when the numbers came from a nested text config
     defaults_used: list[str] = field(default_factory=list)
+    known: bool = True            # False: a family this does not know, read the Llama way
+    moe: Moe | None = None
+    mla: Mla | None = None
+    rope_layers: list[bool] = field(default_factory=list)   # per layer: True = RoPE, False = NoPE
+    window_kind: str = "sliding window"                     # or "chunk" (Llama 4's chunked attention)
+    sinks: bool = False           # gpt-oss: one learned attention sink per head
+    quant: dict | None = None     # quantization_config as in the file
+    unmodelled: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)   # (what, figures it changes)
+
+    def left_out(self, figure: str) -> list[str]:
+        """Why a figure ('parameters', 'kv', 'kv_seq') is left out: the fields that change it unmodelled; [] = vouched."""
+        covers = {"parameters": {"parameters"}, "kv": {"kv"}, "kv_seq": {"kv", "kv_seq"}}[figure]
+        return [what for what, figs in self.unmodelled if covers & set(figs)]
+
+
+@dataclass
+class Moe:
+    """A mixture-of-experts MLP: `experts` routed MLPs of width `width`, `top_k` run per token, `shared` always."""
+    experts: int
+    top_k: int
+    width: int                    # each routed expert's hidden width
+    shared: int                   # shared experts every token runs
+    shared_width: int             # the shared experts' total hidden width (0 when none)
+    layers: list[bool]            # per layer: MoE (True) or a dense MLP (False)
+    dense_width: int              # the dense layers' MLP width
+    router_bias: bool
+    expert_bias: bool
+    router: str                   # how the router picks, in words
+    fields: str                   # which fields said which layers are MoE, in words
+    experts_key: str              # the file's name for the routed experts
+
+
+@dataclass
+class Mla:
+    """Multi-head latent attention (DeepSeek-V2/V3): keys and values rebuilt from a cached latent per token."""
+    q_rank: int | None            # None: one plain query projection
+    kv_rank: int
+    nope: int                     # per-head q/k dims without RoPE
+    rope: int                     # per-head q/k dims with RoPE (the key's shared by every head)
+    v: int                        # per-head value width
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
@@ -247,7 +216,7 @@ def rope_settings(cfg: dict, fam: dict) -> tuple[float | None, float | None, dic
 
 def layer_windows(cfg: dict, family: str, fam: dict, n_layer: int) -> list[int | None]:
     window = cfg.get("sliding_window", fam["defaults"].get("sliding_window"))
-    if family in ("qwen2", "qwen3") and not cfg.get("use_sliding_window", False):
+    if family in ("qwen2", "qwen3", "qwen3_moe", "smollm3") and not cfg.get("use_sliding_window", False):
         window = None
     if not window:
         return [None] * n_layer
@@ -264,10 +233,185 @@ def layer_windows(cfg: dict, family: str, fam: dict, n_layer: int) -> list[int |
     return [window] * n_layer      # Mistral, Phi-3: every layer slides
 
 
+def _flag(cfg: dict, where: str, name: str, default: bool) -> bool:
+    v = cfg.get(name, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        raise ConfigError(f"{where}{name}={v!r}: must be true or false")
+    return v
+
+
+def _layer_list(cfg: dict, where: str, name: str, n_layer: int) -> list[int]:
+    v = cfg.get(name) or []
+    if not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        raise ConfigError(f"{where}{name}={v!r}: must be a list of layer indices")
+    return v
+
+
+def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hidden: int) -> Moe | None:
+    """The experts of a family whose code builds mixture-of-experts layers (None for a dense family).
+
+    Which layers are MoE follows each family's transformers code: Qwen MoE `(i + 1) % decoder_sparse_step == 0`
+    and i not in mlp_only_layers; DeepSeek `i >= first_k_dense_replace` (and `i % moe_layer_freq == 0`, as
+    DeepSeek's own code has it; transformers reads only the first); Llama 4 `moe_layers`, else every
+    `interleave_moe_layer_step`-th layer; Mixtral and gpt-oss every layer.
+    """
+    style = fam.get("moe")
+    if style is None:
+        return None
+    top_k = _int(cfg, where, "num_experts_per_tok", "experts_per_token")
+    if top_k is None:
+        raise ConfigError(f"{where}num_experts_per_tok: missing")
+    req = lambda *names: _required(cfg, where, *names)      # noqa: E731
+    shared = shared_width = 0
+    router_bias = expert_bias = False
+    dense_width = inter
+    if style in ("mixtral", "gpt_oss"):
+        experts, width, layers = req("num_local_experts"), inter, [True] * n_layer
+        fields = "every layer"
+        if style == "mixtral":
+            router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
+                      " weighted by a softmax over their scores")
+        else:
+            router_bias = expert_bias = True
+            router = (f"a linear layer with bias ({hidden} -> {experts}) scores the experts; the top {top_k} run,"
+                      " weighted by a softmax over their scores; the experts' matrices have biases too")
+    elif style == "qwen":
+        experts, width = req("num_experts"), req("moe_intermediate_size")
+        step = _int(cfg, where, "decoder_sparse_step", default=1)
+        dense = set(_layer_list(cfg, where, "mlp_only_layers", n_layer))
+        layers = [i not in dense and (i + 1) % step == 0 for i in range(n_layer)]
+        fields = _every(step, "decoder_sparse_step") + (f" but {sorted(dense)} (mlp_only_layers)" if dense else "")
+        norm = _flag(cfg, where, "norm_topk_prob", False)
+        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; softmax over all, the top"
+                  f" {top_k} run" + (", their weights renormalised to sum to 1" if norm else ""))
+    elif style == "deepseek":
+        experts, width = req("n_routed_experts"), req("moe_intermediate_size")
+        shared = _int(cfg, where, "n_shared_experts", default=0)
+        shared_width = shared * width
+        first = req("first_k_dense_replace") if "first_k_dense_replace" in cfg else 0
+        freq = _int(cfg, where, "moe_layer_freq", default=1)
+        layers = [i >= first and i % freq == 0 for i in range(n_layer)]
+        fields = f"from layer {first} on (first_k_dense_replace = {first})" + (
+            f", {_every(freq, 'moe_layer_freq')}" if freq > 1 else "")
+        groups, top_groups = cfg.get("n_group"), cfg.get("topk_group")
+        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts with a "
+                  f"{cfg.get('scoring_func', 'softmax')}; " + (
+                      f"the experts are in {groups} groups and a token picks from its best {top_groups}; "
+                      if groups and groups > 1 else "") + f"the top {top_k} run" + (
+                      "; a per-expert bias, used only to choose, keeps the load even without an auxiliary loss"
+                      if cfg.get("topk_method") == "noaux_tc" else "") + (
+                      f"; their weights renormalised and scaled by {cfg['routed_scaling_factor']:g}"
+                      if _flag(cfg, where, "norm_topk_prob", False) and cfg.get("routed_scaling_factor") else ""))
+    elif style == "llama4":
+        experts, width = req("num_local_experts"), inter
+        shared, shared_width = 1, inter
+        dense_width = _int(cfg, where, "intermediate_size_mlp", default=16384)
+        if cfg.get("moe_layers") is not None:
+            moe = set(_layer_list(cfg, where, "moe_layers", n_layer))
+            fields = "the layers moe_layers lists"
+        else:
+            step = _int(cfg, where, "interleave_moe_layer_step", default=1)
+            moe = set(range(step - 1, n_layer, step))
+            fields = _every(step, "interleave_moe_layer_step")
+        layers = [i in moe for i in range(n_layer)]
+        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
+                  " the sigmoid of its score scaling the token it is given; the shared expert always runs")
+    else:
+        raise AssertionError(style)
+    if top_k > experts:
+        raise ConfigError(f"{where}num_experts_per_tok={top_k}: more than the {experts} experts")
+    return Moe(experts=experts, top_k=top_k, width=width, shared=shared, shared_width=shared_width, layers=layers,
+               dense_width=dense_width, router_bias=router_bias, expert_bias=expert_bias, router=router,
+               fields=fields, experts_key={"qwen": "num_experts", "deepseek": "n_routed_experts"}.get(
+                   style, "num_local_experts"))
+
+
+def _every(step: int, name: str) -> str:
+    return ("every layer" if step == 1 else f"every {step}th layer") + f" ({name} = {step})"
+
+
+def _required(cfg: dict, where: str, *names: str) -> int:
+    v = _int(cfg, where, *names)
+    if v is None:
+        raise ConfigError(f"{where}{names[0]}: missing")
+    return v
+
+
+def mla_settings(cfg: dict, where: str, fam: dict) -> Mla | None:
+    """DeepSeek's multi-head latent attention, for the families whose code builds it."""
+    if "latent" not in fam.get("models", ()):
+        return None
+    return Mla(q_rank=_int(cfg, where, "q_lora_rank"), kv_rank=_required(cfg, where, "kv_lora_rank"),
+               nope=_required(cfg, where, "qk_nope_head_dim"), rope=_required(cfg, where, "qk_rope_head_dim"),
+               v=_required(cfg, where, "v_head_dim"))
+
+
+def rope_layers(cfg: dict, where: str, family: str, fam: dict, n_layer: int) -> list[bool]:
+    """Per layer, whether it rotates with RoPE. transformers (Llama 4, SmolLM3): `use_rope = no_rope_layers[i]`,
+    so 1 marks a RoPE layer and 0 a NoPE one; without the list, every `no_rope_layer_interval`-th layer is NoPE."""
+    if fam["pos"] != "rope":
+        return [False] * n_layer
+    if "nope" not in fam.get("models", ()):
+        return [True] * n_layer
+    flags = cfg.get("no_rope_layers")
+    if flags:
+        if not isinstance(flags, list) or len(flags) < n_layer or any(f not in (0, 1) for f in flags):
+            raise ConfigError(f"{where}no_rope_layers: must list 0 or 1 for each of the {n_layer} layers")
+        return [bool(f) for f in flags[:n_layer]]
+    interval = _int(cfg, where, "no_rope_layer_interval", default=4 if family == "llama4_text" else None)
+    if interval is None:
+        raise ConfigError(f"{where}no_rope_layers: missing (and no no_rope_layer_interval)")
+    return [(i + 1) % interval != 0 for i in range(n_layer)]
+
+
+def layer_chunks(cfg: dict, where: str, rope: list[bool], n_layer: int) -> list[int | None]:
+    """Llama 4: the chunked-attention layers (layer_types, else the RoPE layers) keep at most one chunk."""
+    chunk = _int(cfg, where, "attention_chunk_size")
+    if chunk is None:
+        return [None] * n_layer
+    types = cfg.get("layer_types")
+    if isinstance(types, list):
+        if len(types) != n_layer:
+            raise ConfigError(f"{where}layer_types: {len(types)} entries for num_hidden_layers={n_layer}")
+        return [chunk if t == "chunked_attention" else None for t in types]
+    return [chunk if r else None for r in rope]
+
+
+def _set(v: Any) -> bool:
+    return v not in (None, False, 0, [], {}, "")
+
+
+def unmodelled(cfg: dict, where: str, fam: dict, known: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """The fields that change the counts in ways this family's arithmetic does not model, with the figures."""
+    out = []
+    models = fam.get("models", ())
+    for feature, names in COUNTS.items():
+        hits = sorted(n for n in names if _set(cfg.get(n)))
+        if hits and feature not in models and CHANGES[feature]:
+            out.append((f"{', '.join(where + n for n in hits)} ({feature.replace('_', ' ')}, not modelled for this"
+                        f" family)", CHANGES[feature]))
+    for key in cfg:
+        if key in FIELDS or not _set(cfg[key]):
+            continue
+        figs = sorted({f for sub, fs in SUSPICIOUS.items() if sub in key.lower() for f in fs})
+        if figs:
+            out.append((f"{where}{key} (a field this tool does not know)", tuple(figs)))
+    types = cfg.get("layer_types")
+    if isinstance(types, list):
+        odd = sorted({str(t) for t in types} - set(LAYER_TYPES))
+        if odd:
+            out.append((f"{where}layer_types {', '.join(odd)} (layers that are not attention as modelled here)",
+                        ("parameters", "kv")))
+    return out
+
+
 def normalise(raw: dict) -> Arch:
     """The architecture of a causal LM config, or a one-line ConfigError."""
     cfg, prefix, family = text_part(raw)
-    if family not in FAMILIES:
+    known = family in FAMILIES
+    if not known:
         archs = raw.get("architectures") or []
         if not (any(str(a).endswith("ForCausalLM") for a in archs) and "hidden_size" in cfg):
             raise ConfigError(f"model_type={family!r}: not a family this reads ({', '.join(FAMILIES)})")
@@ -323,6 +467,9 @@ def normalise(raw: dict) -> Arch:
     else:
         bias = fam["bias"]
     base, local, scaling = rope_settings(cfg, fam)
+    if scaling is not None and "original_max_position_embeddings" not in scaling \
+            and "original_max_position_embeddings" in cfg:       # Phi-3 keeps it beside, not inside, rope_scaling
+        scaling = {**scaling, "original_max_position_embeddings": cfg["original_max_position_embeddings"]}
     if fam["pos"] == "rope":
         if not isinstance(base, (int, float)) or isinstance(base, bool) or base <= 1:
             raise ConfigError(f"{prefix}rope_theta={base!r}: must be a number > 1")
@@ -333,6 +480,21 @@ def normalise(raw: dict) -> Arch:
     windows = layer_windows(cfg, family, fam, n_layer)
     if any(windows) and "sliding_window" not in cfg:
         used.append("sliding_window")
+    rope = rope_layers(cfg, prefix, family, fam, n_layer)
+    window_kind = "sliding window"
+    if "chunks" in fam.get("models", ()):
+        if any(windows):
+            raise ConfigError(f"{prefix}sliding_window and attention_chunk_size: both set, one is modelled at a time")
+        windows, window_kind = layer_chunks(cfg, prefix, rope, n_layer), "chunk"
+    qk_norm = fam["qk_norm"]
+    if family == "llama4_text" and _flag(cfg, prefix, "use_qk_norm", True):
+        qk_norm = "l2"                              # L2 norm without weights, on the RoPE layers
+    mla = mla_settings(cfg, prefix, fam)
+    if mla is not None:
+        hd, head_dim_read = mla.nope + mla.rope, True
+    quant = raw.get("quantization_config", cfg.get("quantization_config"))
+    if quant is not None and not isinstance(quant, dict):
+        raise ConfigError(f"quantization_config={quant!r}: must be a mapping")
     qpas = cfg.get("query_pre_attn_scalar", d.get("query_pre_attn_scalar"))
     return Arch(
         family=family, n_layer=n_layer, hidden=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
@@ -340,35 +502,9 @@ def normalise(raw: dict) -> Arch:
         gated=fam["gated"], activation=str(act), norm=fam["norm"], norm_eps=float(eps), placement=fam["placement"],
         post_norms=fam["post_norms"], pos=fam["pos"], rope_base=float(base) if fam["pos"] == "rope" else None,
         rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, bias=bias,
-        qk_norm=fam["qk_norm"], windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
+        qk_norm=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
         final_softcap=cfg.get("final_logit_softcapping"), query_pre_attn_scalar=qpas, prefix=prefix,
-        defaults_used=used,
+        defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden), mla=mla,
+        rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,
+        unmodelled=unmodelled(cfg, prefix, fam, known),
     )
-
-
-def param_counts(a: Arch) -> dict[str, int]:
-    """Parameters by part, computed from the shapes (the weights are never read)."""
-    q, kv = a.n_head * a.head_dim, a.n_kv_head * a.head_dim
-    attn = a.hidden * q + 2 * a.hidden * kv + q * a.hidden
-    if a.bias in ("all", "attn", "attn_mlp"):
-        attn += q + 2 * kv + a.hidden
-    elif a.bias == "qkv":
-        attn += q + 2 * kv
-    mlp = (3 if a.gated else 2) * a.hidden * a.intermediate
-    if a.bias == "all":
-        mlp += a.intermediate + a.hidden
-    elif a.bias in ("mlp", "attn_mlp"):
-        mlp += (2 if a.gated else 1) * a.intermediate + a.hidden
-    one_norm = a.hidden * (2 if a.norm == "layernorm" else 1)
-    norms = (4 if a.post_norms else 2) * one_norm
-    qk = {"none": 0, "per_head": 2 * a.head_dim, "across_heads": q + kv}[a.qk_norm]
-    emb = a.vocab_size * a.hidden + (a.max_positions * a.hidden if a.pos == "learned" else 0)
-    out = {
-        "embedding": emb,
-        "attention": a.n_layer * attn,
-        "mlp": a.n_layer * mlp,
-        "norms": a.n_layer * (norms + qk) + one_norm,
-        "lm_head": 0 if a.tied else a.vocab_size * a.hidden,
-    }
-    out["total"] = sum(out.values())
-    return out

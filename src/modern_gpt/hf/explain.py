@@ -1,8 +1,12 @@
 """`explain(config)`: every field of a config.json in words, then the figures that follow from them.
 
-One line per field (text_config's prefixed; unknown ones said to be unknown, never dropped), then
-head_dim, the MLP ratio, the parameter count (computed from the shapes) and the KV cache with and
-without grouped-query attention, ending with the sentence on what the K/V heads buy.
+One line per field (text_config's prefixed; unknown ones said to be unknown, never dropped), then what the
+family's code builds (head_dim, the MLP or the experts and their router, latent attention, NoPE layers,
+windows or chunks, attention sinks, RoPE scaling), the parameters (total and active per token, computed from
+the shapes), the weights' bytes, and the KV cache next to what plain multi-head attention would cache, ending
+with the sentence on what the experts and the K/V layout buy. The first line says how far the figures can be
+trusted: a family this tool does not know is read the Llama way and says so, and a field whose feature is not
+modelled leaves out the figures it changes.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..serving.kv_cache import dtype_bytes, human, kv_cache
-from .configs import FIELDS, NM, Arch, normalise, param_counts
+from ..serving.kv_cache import dtype_bytes, human
+from .configs import Arch, normalise
+from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
+from .fields import FIELDS, FIGURES, NM
 
 
 def _value(v: Any, width: int = 48) -> str:
@@ -39,8 +45,20 @@ def field_lines(cfg: dict, prefix: str = "") -> list[str]:
     return lines
 
 
-def _sentence(a: Arch, gqa, mha, context: int, batch: int, dtype: str, weights_bytes: int) -> str:
+def billions(n: int) -> str:
+    return f"{n / 1e9:.1f} B" if n >= 1e9 else f"{n / 1e6:.0f} M"
+
+
+def _sentence(a: Arch, gqa, mha, context: int, batch: int, dtype: str, weights: str) -> str:
     group = a.n_head // a.n_kv_head
+    if a.mla is not None:
+        return (f"\"kv_lora_rank\": {a.mla.kv_rank} with \"qk_rope_head_dim\": {a.mla.rope} means each layer caches "
+                f"one {a.mla.kv_rank}-number latent and one shared {a.mla.rope}-number RoPE key per token, from which "
+                f"all {a.n_head} heads' keys and values are rebuilt, so the {dtype} KV cache holds "
+                f"{human(gqa.bytes_per_token)} per token instead of {human(mha.bytes_per_token)} "
+                f"({mha.bytes_per_token / gqa.bytes_per_token:.1f}x less) and {human(gqa.bytes_total)} instead of "
+                f"{human(mha.bytes_total)} for {batch} x {context:,} tokens, next to {weights}; the price is the "
+                f"up-projections each step, which an implementation can fold into the query and output matrices.")
     if group == 1:
         return (f"num_key_value_heads = num_attention_heads = {a.n_head}: plain multi-head attention, one K/V head "
                 f"per query head, so nothing is saved: {human(gqa.bytes_per_token)} per token, "
@@ -50,16 +68,95 @@ def _sentence(a: Arch, gqa, mha, context: int, batch: int, dtype: str, weights_b
             f"instead of {human(mha.bytes_per_token)} and {human(gqa.bytes_per_sequence)} instead of "
             f"{human(mha.bytes_per_sequence)} per {context:,}-token sequence ({group}x less); it matters when long "
             f"contexts x many concurrent sequences make the cache, not the weights, the limit on how many users fit "
-            f"on a GPU: {batch} such {'sequence needs' if batch == 1 else 'sequences need'} {human(gqa.bytes_total)} instead of {human(mha.bytes_total)}, "
-            f"next to {human(weights_bytes)} of {dtype} weights.")
+            f"on a GPU: {batch} such {'sequence needs' if batch == 1 else 'sequences need'} {human(gqa.bytes_total)} "
+            f"instead of {human(mha.bytes_total)}, next to {weights}.")
 
 
-def derived_lines(a: Arch, context: int | None, batch: int, dtype: str) -> list[str]:
-    nbytes = dtype_bytes(dtype)
-    context = context or a.max_positions
-    p = a.prefix
-    lines = []
-    if a.head_dim_read:
+def _moe_sentence(a: Arch, total: int, active: int, weights: str) -> str:
+    m = a.moe
+    shared = f" (and the {m.shared} shared one{'s' if m.shared > 1 else ''})" if m.shared else ""
+    return (f"\"num_experts_per_tok\": {m.top_k} next to \"{m.experts_key}\": {m.experts} means each token runs "
+            f"{m.top_k} of the {m.experts} routed experts{shared} in each MoE layer: {billions(active)} of the "
+            f"{billions(total)} parameters work per token, so a token costs the compute of a {billions(active)} "
+            f"dense model ({total / active:.1f}x less than all of them); what the experts do not buy is memory: "
+            f"any token may pick any expert, so all {billions(total)} must be loaded, "
+            + (f"{weights}." if weights else "in bytes the file does not let this tool size (see weights' bytes)."))
+
+
+def _rope_scaling(a: Arch) -> str:
+    rs = a.rope_scaling
+    kind = rs.get("rope_type", rs.get("type"))
+    factor = rs.get("factor")
+    orig = rs.get("original_max_position_embeddings")
+    head = f"RoPE scaling ({kind}): factor {factor:g}" if isinstance(factor, (int, float)) else \
+        f"RoPE scaling ({kind})"
+    if orig:
+        head += (f", trained at {orig:,} tokens (original_max_position_embeddings), the file's context "
+                 f"{a.max_positions:,} ({a.max_positions / orig:g}x)")
+    o = f"{orig:,}" if orig else "the original"
+    if kind == "linear":
+        what = f"every frequency is divided by {factor:g}: positions are squeezed so {factor:g}x more fit"
+    elif kind == "dynamic":
+        what = (f"NTK-aware: once a sequence passes {o} tokens the base is raised with its length, so the "
+                "lowest frequencies stretch the most and the highest hardly at all")
+    elif kind == "yarn":
+        fast, slow = rs.get("beta_fast", 32), rs.get("beta_slow", 1)
+        what = (f"YaRN: dimensions that turn more than beta_fast = {fast:g} times within {o} tokens keep their "
+                f"frequency, those turning fewer than beta_slow = {slow:g} times are divided by {factor:g}, a ramp "
+                "in between, and the attention logits get a temperature correction (mscale)")
+    elif kind == "llama3":
+        low, high = rs.get("low_freq_factor", 1), rs.get("high_freq_factor", 4)
+        what = (f"wavelengths shorter than {o}/{high:g} tokens keep their frequency, those longer than {o}/{low:g} "
+                f"are stretched {factor:g}x (frequency / {factor:g}), a smooth blend in between: the slow dimensions "
+                "that carry long-range position are the ones stretched")
+    elif kind == "longrope":
+        n = len(rs.get("long_factor") or [])
+        what = (f"LongRoPE: one stretch factor per frequency ({n} values): short_factor up to {o} tokens, "
+                "long_factor past it, and the attention is rescaled")
+    else:
+        what = "a kind this tool does not explain"
+    return f"{head}; {what}"
+
+
+def _layer_lines(a: Arch) -> list[str]:
+    """What the hybrid layers change: windows or chunks, NoPE layers, attention sinks."""
+    lines, L = [], a.n_layer
+    capped = sum(w is not None for w in a.windows)
+    if capped:
+        w = next(w for w in a.windows if w)
+        if a.window_kind == "chunk":
+            lines.append(f"chunked attention: {capped} of {L} layers attend only within {w:,}-token chunks "
+                         f"(attention_chunk_size), so each keeps at most {w:,} tokens of cache, like a window; "
+                         f"{L - capped} attend to the whole context and keep all")
+        else:
+            lines.append(f"sliding window: {capped} of {L} layers keep at most {w:,} tokens, {L - capped} keep all "
+                         f"(a sliding layer attends to the last {w:,} tokens only; older ones reach it through "
+                         "the full layers)")
+    nope = a.rope_layers.count(False) if a.pos == "rope" else 0
+    if nope:
+        lines.append(f"NoPE: {nope} of {L} layers rotate nothing (no_rope_layers 0; in transformers "
+                     "use_rope = no_rope_layers[i], so 1 marks a RoPE layer): they see order only through the "
+                     "causal mask, and change no count or cache"
+                     + ("; the QK-norm (L2, no weights) runs on the RoPE layers only" if a.qk_norm == "l2" else ""))
+    if a.sinks:
+        lines.append(f"attention sinks: every head has one learned logit that joins its softmax with no value "
+                     f"behind it, so a head can attend to nothing ({a.n_head} x {L} = {a.n_head * L:,} parameters, "
+                     f"no cache); the {a.family} family always has them, no field says so")
+    return lines
+
+
+def _shape_lines(a: Arch) -> list[str]:
+    p, lines = a.prefix, []
+    if a.mla is not None:
+        m = a.mla
+        lines.append(f"head_dim: queries and keys {m.nope + m.rope} = qk_nope_head_dim {m.nope} + qk_rope_head_dim "
+                     f"{m.rope}, values {m.v} (v_head_dim); {p}hidden_size / num_attention_heads = "
+                     f"{a.hidden / a.n_head:g} is not used")
+        q = f"queries through a rank-{m.q_rank} bottleneck" if m.q_rank else "queries from one plain projection"
+        lines.append(f"latent attention (MLA): {q}; keys and values rebuilt per head from one {m.kv_rank}-number "
+                     f"latent per token (kv_lora_rank), the RoPE part of the key ({m.rope}) one head shared by all "
+                     f"{a.n_head}")
+    elif a.head_dim_read:
         how = "read from the file" if "head_dim" not in a.defaults_used else "the family's default"
         note = "" if a.head_dim * a.n_head == a.hidden else \
             f"; not hidden/heads = {a.hidden}/{a.n_head} = {a.hidden / a.n_head:g}"
@@ -68,39 +165,115 @@ def derived_lines(a: Arch, context: int | None, batch: int, dtype: str) -> list[
         lines.append(f"head_dim: {a.head_dim} (not in the file: {p}hidden_size / num_attention_heads = "
                      f"{a.hidden} / {a.n_head})")
     kind = "gated (3 matrices)" if a.gated else "plain (2 matrices)"
-    lines.append(f"MLP ratio: intermediate / hidden = {a.intermediate} / {a.hidden} = "
-                 f"{a.intermediate / a.hidden:.4g}, {kind}, activation {a.activation}")
+    m = a.moe
+    if m is None:
+        lines.append(f"MLP ratio: intermediate / hidden = {a.intermediate} / {a.hidden} = "
+                     f"{a.intermediate / a.hidden:.4g}, {kind}, activation {a.activation}")
+        return lines
+    n_moe = sum(m.layers)
+    shared = f" + {m.shared} shared (width {m.shared_width})" if m.shared else " (no shared expert)"
+    dense = f", the other {a.n_layer - n_moe} dense (MLP width {m.dense_width})" if n_moe < a.n_layer else ""
+    lines.append(f"mixture of experts: {m.experts} routed experts{shared} in each MoE layer, {m.top_k} routed run "
+                 f"per token; MoE in {n_moe} of {a.n_layer} layers: {m.fields}{dense}")
+    lines.append(f"MLP ratio: each expert's width / hidden = {m.width} / {a.hidden} = {m.width / a.hidden:.4g}, "
+                 f"{kind}, activation {a.activation}")
+    lines.append(f"router: {m.router}")
+    return lines
+
+
+def _left_out(a: Arch, figure: str) -> str:
+    return f"{FIGURES[figure]}: left out, changed by {'; '.join(a.left_out(figure))}"
+
+
+def derived_lines(a: Arch, context: int | None, batch: int, dtype: str) -> list[str]:
+    nbytes = dtype_bytes(dtype)
+    context = context or a.max_positions
+    lines = _shape_lines(a) + _layer_lines(a)
+    if a.rope_scaling:
+        lines.append(_rope_scaling(a))
     if a.defaults_used:
         lines.append(f"not in the file, the {a.family} default taken: {', '.join(a.defaults_used)}")
-    pc = param_counts(a)
-    lines.append(f"parameters (computed from the shapes, not read): {pc['total']:,} = embedding {pc['embedding']:,} "
-                 f"+ attention {pc['attention']:,} + MLP {pc['mlp']:,} + norms {pc['norms']:,} + lm_head "
-                 f"{pc['lm_head']:,}" + (" (tied to the embedding)" if a.tied else " (untied)")
-                 + (" [language model only]" if a.prefix else ""))
-    sliding = sum(w is not None for w in a.windows)
-    gqa = kv_cache(a.n_layer, a.n_kv_head, a.head_dim, nbytes, context, batch, a.windows)
-    mha = kv_cache(a.n_layer, a.n_head, a.head_dim, nbytes, context, batch, a.windows)
-    lines.append(f"KV cache ({dtype}, {nbytes} bytes/number): 2 x {a.n_layer} layers x {a.n_kv_head} K/V heads x "
-                 f"{a.head_dim} x {nbytes} = {human(gqa.bytes_per_token)} per token ({gqa.bytes_per_token:,} bytes)")
-    if sliding:
-        w = next(w for w in a.windows if w)
-        lines.append(f"sliding window: {sliding} of {a.n_layer} layers keep at most {w:,} tokens, "
-                     f"{a.n_layer - sliding} keep all")
+    weights, moe = None, []                 # the weights' bytes in words, the sentence on the experts
+    if a.left_out("parameters"):
+        lines.append(_left_out(a, "parameters"))
+    else:
+        pc = param_counts(a)
+        parts = [f"embedding {pc['embedding']:,}", f"attention {pc['attention']:,}"]
+        parts += [f"{label} {pc[key]:,}" for key, label in (("mlp", "MLP"), ("experts", "experts"),
+                  ("shared_experts", "shared experts"), ("router", "router")) if pc[key] or a.moe is None]
+        parts += [f"norms {pc['norms']:,}", f"lm_head {pc['lm_head']:,}"]
+        lines.append(f"parameters (computed from the shapes, not read): {pc['total']:,} = " + " + ".join(parts)
+                     + (" (tied to the embedding)" if a.tied else " (untied)")
+                     + (" [language model only]" if a.prefix else ""))
+        active = active_params(a, pc)
+        if a.moe is not None:
+            lines.append(f"active parameters per token: {active:,} ({100 * active / pc['total']:.1f}% of the "
+                         f"total): each MoE layer runs {a.moe.top_k} of its {a.moe.experts} routed experts; "
+                         f"{active - pc['embedding']:,} without the input embedding (a table lookup, no matmul)")
+        wb = weight_bytes(a, pc, dtype)
+        if wb.nbytes is None:
+            lines.append(f"weights' bytes: left out ({wb.how})")
+        else:
+            kind = f"{a.quant.get('quant_method')}-quantised" if a.quant else dtype
+            weights = f"{human(wb.nbytes)} of {kind} weights"
+            if a.quant:
+                lines.append(f"weights: {human(wb.nbytes)} ({wb.nbytes:,} bytes): {wb.how}")
+        moe = [_moe_sentence(a, pc["total"], active, weights)] if a.moe else []
+    if a.left_out("kv"):
+        lines.append(_left_out(a, "kv"))
+        return lines + moe
+    gqa, mha = kv_caches(a, dtype, context, batch)
+    numbers, plain = kv_numbers(a)
+    if a.mla is not None:
+        lines.append(f"KV cache ({dtype}, {nbytes} bytes/number): {a.n_layer} layers x ({a.mla.kv_rank} latent + "
+                     f"{a.mla.rope} RoPE key) x {nbytes} = {human(gqa.bytes_per_token)} per token "
+                     f"({gqa.bytes_per_token:,} bytes)")
+    else:
+        lines.append(f"KV cache ({dtype}, {nbytes} bytes/number): 2 x {a.n_layer} layers x {a.n_kv_head} K/V heads "
+                     f"x {a.head_dim} x {nbytes} = {human(gqa.bytes_per_token)} per token "
+                     f"({gqa.bytes_per_token:,} bytes)")
+    if a.left_out("kv_seq"):
+        lines.append(_left_out(a, "kv_seq"))
+        return lines + moe
     lines.append(f"KV cache per sequence at {context:,} tokens: {human(gqa.bytes_per_sequence)} "
-                 f"({gqa.bytes_per_sequence:,} bytes); x {batch} {'sequence' if batch == 1 else 'sequences'}: {human(gqa.bytes_total)}")
-    lines.append(f"with one K/V head per query head (plain multi-head, {a.n_head} K/V heads): "
-                 f"{human(mha.bytes_per_token)} per token, {human(mha.bytes_per_sequence)} per sequence, "
-                 f"{human(mha.bytes_total)} for {batch}; ratio {mha.bytes_per_token / gqa.bytes_per_token:g}x")
-    lines.append(_sentence(a, gqa, mha, context, batch, dtype, pc["total"] * nbytes))
+                 f"({gqa.bytes_per_sequence:,} bytes); x {batch} {'sequence' if batch == 1 else 'sequences'}: "
+                 f"{human(gqa.bytes_total)}")
+    if a.mla is not None:
+        lines.append(f"as plain multi-head attention ({a.n_head} heads' keys of {a.mla.nope + a.mla.rope} and "
+                     f"values of {a.mla.v}, {plain:,} numbers per layer instead of {numbers:,}): "
+                     f"{human(mha.bytes_per_token)} per token, {human(mha.bytes_per_sequence)} per sequence, "
+                     f"{human(mha.bytes_total)} for {batch}; ratio {mha.bytes_per_token / gqa.bytes_per_token:.3g}x")
+    else:
+        lines.append(f"with one K/V head per query head (plain multi-head, {a.n_head} K/V heads): "
+                     f"{human(mha.bytes_per_token)} per token, {human(mha.bytes_per_sequence)} per sequence, "
+                     f"{human(mha.bytes_total)} for {batch}; ratio {mha.bytes_per_token / gqa.bytes_per_token:g}x")
+    lines += moe
+    lines.append(_sentence(a, gqa, mha, context, batch, dtype, weights or "weights whose bytes are left out"))
     return lines
+
+
+def headline(config: dict, a: Arch) -> str:
+    """The first line: the family, how far its figures can be trusted, the fields."""
+    name = config.get("_name_or_path") or (config.get("architectures") or ["?"])[0]
+    if a.known:
+        what = a.family
+    else:
+        what = (f"model_type {a.family!r} is not a family this tool knows, read the Llama way (RMSNorm before each "
+                "sublayer, RoPE, a gated SiLU MLP, biases as attention_bias and mlp_bias say): every figure below "
+                "assumes that")
+    feats = ([f"mixture of experts ({a.moe.experts} experts, {a.moe.top_k} per token)"] if a.moe else []) + \
+        (["multi-head latent attention"] if a.mla else [])
+    tc = config.get("text_config")
+    line = f"{name}: {what}{''.join(', ' + f for f in feats)}, {len(config)} fields" + \
+        (f" ({len(tc)} in text_config)" if isinstance(tc, dict) else "")
+    if a.unmodelled:
+        gone = [FIGURES[f] for f in FIGURES if a.left_out(f)]
+        line += (f"; not modelled: {'; '.join(w for w, _ in a.unmodelled)}" +
+                 (f"; so left out: {', '.join(gone)}" if gone else ""))
+    return line
 
 
 def explain(config: dict, context: int | None = None, batch: int = 1, dtype: str = "bf16") -> str:
     a = normalise(config)
-    name = config.get("_name_or_path") or (config.get("architectures") or ["?"])[0]
-    out = [f"{name}: {a.family}, {len(config)} fields" + (f" ({len(config['text_config'])} in text_config)"
-                                                            if isinstance(config.get("text_config"), dict) else "")]
-    out += field_lines(config)
-    out += ["", "derived:"]
-    out += derived_lines(a, context, batch, dtype)
+    out = [headline(config, a)] + field_lines(config) + ["", "derived:"] + derived_lines(a, context, batch, dtype)
     return "\n".join(out)

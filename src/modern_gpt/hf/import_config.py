@@ -33,16 +33,41 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         missing.append(f"query:K/V ratio {group}:1 ({a.n_head}:{a.n_kv_head}) kept as "
                        f"{size['n_head'] // kv}:1 at {size['n_head']} heads")
     mlp = "swiglu" if a.gated else "gelu"
+    if not a.known:
+        missing.append(f"model_type {a.family!r}: not a family this tool knows, read the Llama way")
+    missing += [f"{what}: not read" for what, _ in a.unmodelled]
+    width = a.intermediate
+    if a.moe is not None:
+        m = a.moe
+        width = m.top_k * m.width + m.shared_width
+        missing.append(f"mixture of experts ({m.experts} routed experts, {m.top_k} per token"
+                       + (f", {m.shared} shared" if m.shared else "")
+                       + (", router and experts with biases" if m.router_bias or m.expert_bias else "")
+                       + f", in {sum(m.layers)} of {a.n_layer} layers)"
+                       f": modelled as one dense MLP as wide as the experts a token runs ({m.top_k} x {m.width}"
+                       + (f" + {m.shared_width}" if m.shared_width else "") + ")")
+    if a.mla is not None:
+        missing.append(f"multi-head latent attention (kv_lora_rank {a.mla.kv_rank}, q_lora_rank {a.mla.q_rank}, "
+                       f"split q/k heads {a.mla.nope} + {a.mla.rope} RoPE, values {a.mla.v}): plain attention used")
+    nope = a.rope_layers.count(False) if a.pos == "rope" else 0
+    if nope:
+        missing.append(f"NoPE layers ({nope} of {a.n_layer} rotate nothing): every toy layer uses RoPE")
+    if a.sinks:
+        missing.append("attention sinks (one learned logit per head)")
+    if a.qk_norm == "l2":
+        missing.append("QK-norm as an L2 norm without weights, on the RoPE layers only: ours (RMSNorm per head) used")
+    if a.quant is not None:
+        missing.append(f"weights stored quantised ({a.quant.get('quant_method')}): the toy trains in float")
     if a.gated and not a.activation.startswith("silu"):
         missing.append(f"gated MLP with {a.activation} (GeGLU) modelled as SwiGLU")
     section = dict(
         n_layer=size["n_layer"], n_head=size["n_head"], n_kv_head=kv, n_embd=size["n_embd"], head_dim=None,
         block_size=size["block_size"], dropout=0.0, norm=a.norm, norm_eps=a.norm_eps,
         norm_placement="pre", pos=a.pos, rope_base=a.rope_base if a.rope_base else 10000.0, mlp=mlp,
-        mlp_multiple=64, mlp_hidden=max(1, round(a.intermediate / a.hidden * size["n_embd"])),
+        mlp_multiple=64, mlp_hidden=max(1, round(width / a.hidden * size["n_embd"])),
         bias=a.bias == "all", qk_norm=a.qk_norm != "none",
     )
-    if a.head_dim * a.n_head != a.hidden:
+    if a.head_dim * a.n_head != a.hidden and a.mla is None:
         missing.append(f"head_dim {a.head_dim} wider/narrower than hidden/heads ({a.hidden}/{a.n_head}); "
                        "the toy uses n_embd / n_head")
     if a.bias == "qkv":
@@ -58,8 +83,8 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         missing.append("QK-norm across all heads at once (one norm over n_head x head_dim), not per head")
     if any(a.windows):
         n = sum(w is not None for w in a.windows)
-        missing.append(f"sliding-window attention ({n} of {a.n_layer} layers see {next(w for w in a.windows if w)}"
-                       " tokens)")
+        kind = "chunked attention" if a.window_kind == "chunk" else "sliding-window attention"
+        missing.append(f"{kind} ({n} of {a.n_layer} layers see {next(w for w in a.windows if w)} tokens)")
     if a.rope_scaling:
         kind = a.rope_scaling.get("rope_type", a.rope_scaling.get("type"))
         missing.append(f"RoPE scaling ({kind}, factor {a.rope_scaling.get('factor')})")
