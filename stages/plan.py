@@ -19,10 +19,14 @@ import argparse
 from modern_gpt.core import params
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
+from modern_gpt.corpus.settings import data_settings, generate_settings, tokenizer_settings
 from modern_gpt.pipeline.params import SECTIONS, parse
 from modern_gpt.pipeline.plan import plan
+from modern_gpt.reporting.settings import report_settings
+from modern_gpt.serving.generate import serve_settings
 
-PARAMS = SECTIONS                  # model, baseline, ladder, seeds, train, ablation, sweep: dvc.yaml lists the same
+PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
+OPTIONAL = ("launch", "ablation", "sweep", "serve", "report")
 
 
 def main() -> None:
@@ -30,7 +34,10 @@ def main() -> None:
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
-    p = parse(params.load(PARAMS, optional=("ablation", "sweep")))
+    raw = params.load(PARAMS, optional=OPTIONAL)             # an unknown section is refused here, by name
+    generate_settings(raw["generate"]), data_settings(raw["data"]), tokenizer_settings(raw["tokenizer"])
+    serve_settings(raw["serve"]), report_settings(raw["report"])     # the last stages' settings, checked first
+    p = parse({k: raw[k] for k in SECTIONS if raw[k] is not None or k not in OPTIONAL})
     configs, listing = plan(p, read_json(args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have

@@ -18,6 +18,8 @@ import platform
 import torch
 
 from modern_gpt.core import params
+from modern_gpt.config.validate import seed_list
+from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.tokenizers import load_tokenizer
@@ -26,24 +28,28 @@ from modern_gpt.serving.generate import serve_row, serve_settings
 from modern_gpt.training.batches import load_tokens
 from modern_gpt.training.run import machine
 
-PARAMS = ("serve",)                # the params sections this stage reads: dvc.yaml lists the same
+PARAMS = ("serve", "seeds")       # the params sections this stage reads: dvc.yaml lists the same
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("row", help="the row's slug: data/runs/<row>/")
-    ap.add_argument("seed", type=int, help="the run's seed (the pipeline: the first of `seeds`)")
     ap.add_argument("--runs", default="data/runs")
     ap.add_argument("--data", default="data/tokenized")
     ap.add_argument("--out", default="data/serve")
     args = ap.parse_args()
-    s = serve_settings(params.load(PARAMS, optional=PARAMS)["serve"])
+    p = params.load(PARAMS, optional=("serve",))
+    seeds = seed_list("seeds", p["seeds"])
+    if not seeds:
+        raise ConfigError("seeds: give at least one seed")
+    seed = seeds[0]                                             # the first seed's run is served
+    s = serve_settings(p["serve"])
     data = Path(args.data)
     tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
     prompt = load_tokens(data / "val.bin")[:s["prompt_tokens"]].tolist()
-    row = serve_row(load_run(Path(args.runs) / args.row / str(args.seed)), prompt, s)
+    row = serve_row(load_run(Path(args.runs) / args.row / str(seed)), prompt, s)
     write_json(Path(args.out) / f"{args.row}.json", {
-        "slug": args.row, "seed": args.seed, "settings": s, "prompt": prompt, "prompt_text": tokenizer.decode(prompt),
+        "slug": args.row, "seed": seed, "settings": s, "prompt": prompt, "prompt_text": tokenizer.decode(prompt),
         **row, "sample_text": tokenizer.decode(row["sample"]),
         "machine": machine("cpu"), "device": "cpu", "threads": torch.get_num_threads(), "torch": torch.__version__,
         "python": platform.python_version(),

@@ -10,8 +10,8 @@ from modern_gpt.core.errors import DataError
 from modern_gpt.corpus.reading import read_corpus, split_text
 from modern_gpt.corpus.sanskrit import generate
 from modern_gpt.corpus.tokenizers import BPETokenizer, SymbolTokenizer, fit_tokenizer, load_tokenizer
-from modern_gpt.nn import GPT, ModelConfig
-from modern_gpt.training.config import TrainConfig
+from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.nn import GPT
 from modern_gpt.training.evaluate import score
 
 TEXT = generate(20_000, seed=3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..core.validate import check_choice, check_keys, check_number
+from ..config.validate import check_choice, check_keys, check_number
 from .tokenizers import TOKENIZERS
 
 

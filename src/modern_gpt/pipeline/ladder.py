@@ -6,8 +6,8 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Sequence
 
+from ..config import ModelConfig
 from ..core.errors import ConfigError
-from ..nn import ModelConfig
 from .labels import BASELINE, revert_label, row_label
 
 # The book's modern design, flag by flag, and the order in which it adds the changes.

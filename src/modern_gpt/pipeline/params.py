@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import ModelConfig, TrainConfig
 from ..core import params as params_file
 from ..core.errors import ConfigError
-from ..core.validate import check_keys, check_number, seed_list
-from ..nn import ModelConfig
-from ..training.config import TrainConfig
+from ..config.validate import check_keys, check_number, seed_list
 from .ladder import Row, check_flags, ladder, leave_one_out
 
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep")

@@ -13,7 +13,7 @@ from ..core.errors import ConfigError
 from ..hf.convert import hf_class
 from ..nn import GPT
 from ..nn.model import match_mlp
-from ..training.batches import check_split_sizes
+from ..config.validate import check_split_sizes
 from .ladder import Row
 from .params import Params
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..core.validate import check_keys, check_number
+from ..config.validate import check_keys, check_number
 from .stats import BAND
 
 SPIKE = 0.5    # nats; chosen on the bundled corpus (README: "Learning rate")

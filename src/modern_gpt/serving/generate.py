@@ -111,7 +111,7 @@ SERVE_DEFAULTS = {"prompt_tokens": 16, "new_tokens": 48, "temperature": 0.8, "to
 
 def serve_settings(section: dict | None) -> dict:
     """params.yaml's `serve:` section, every key optional, checked: one line per mistake."""
-    from ..core.validate import check_keys, check_number
+    from ..config.validate import check_keys, check_number
     section = {} if section is None else section
     if not isinstance(section, dict):
         raise ConfigError(f"serve: must be a mapping, got {section!r}")
