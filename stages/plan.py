@@ -16,14 +16,13 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
+from modern_gpt.config.sections import (DataConfig, GenerateConfig, ReportConfig, ServeConfig, TokenizerConfig,
+                                        section)
 from modern_gpt.core import params
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
-from modern_gpt.corpus.settings import data_settings, generate_settings, tokenizer_settings
 from modern_gpt.pipeline.params import SECTIONS, parse
 from modern_gpt.pipeline.plan import plan
-from modern_gpt.reporting.settings import report_settings
-from modern_gpt.serving.generate import serve_settings
 
 PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
 OPTIONAL = ("launch", "ablation", "sweep", "serve", "report")
@@ -35,8 +34,9 @@ def main() -> None:
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
     raw = params.load(PARAMS, optional=OPTIONAL)             # an unknown section is refused here, by name
-    generate_settings(raw["generate"]), data_settings(raw["data"]), tokenizer_settings(raw["tokenizer"])
-    serve_settings(raw["serve"]), report_settings(raw["report"])     # the last stages' settings, checked first
+    for name, cls in (("generate", GenerateConfig), ("data", DataConfig), ("tokenizer", TokenizerConfig),
+                      ("serve", ServeConfig), ("report", ReportConfig)):    # the other stages' sections, first
+        section(cls, raw[name], name)
     p = parse({k: raw[k] for k in SECTIONS if raw[k] is not None or k not in OPTIONAL})
     configs, listing = plan(p, read_json(args.meta))
     out = Path(args.out)

@@ -13,18 +13,20 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
+import dataclasses
 import platform
 
 import torch
 
 from modern_gpt.core import params
+from modern_gpt.config.sections import ServeConfig, section
 from modern_gpt.config.validate import seed_list
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.tokenizers import load_tokenizer
 from modern_gpt.nn.checkpoint import load_run
-from modern_gpt.serving.generate import serve_row, serve_settings
+from modern_gpt.serving.generate import serve_row
 from modern_gpt.training.batches import load_tokens
 from modern_gpt.training.run import machine
 
@@ -43,13 +45,13 @@ def main() -> None:
     if not seeds:
         raise ConfigError("seeds: give at least one seed")
     seed = seeds[0]                                             # the first seed's run is served
-    s = serve_settings(p["serve"])
+    s = section(ServeConfig, p["serve"], "serve")
     data = Path(args.data)
     tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
-    prompt = load_tokens(data / "val.bin")[:s["prompt_tokens"]].tolist()
+    prompt = load_tokens(data / "val.bin")[:s.prompt_tokens].tolist()
     row = serve_row(load_run(Path(args.runs) / args.row / str(seed)), prompt, s)
     write_json(Path(args.out) / f"{args.row}.json", {
-        "slug": args.row, "seed": seed, "settings": s, "prompt": prompt, "prompt_text": tokenizer.decode(prompt),
+        "slug": args.row, "seed": seed, "settings": dataclasses.asdict(s), "prompt": prompt, "prompt_text": tokenizer.decode(prompt),
         **row, "sample_text": tokenizer.decode(row["sample"]),
         "machine": machine("cpu"), "device": "cpu", "threads": torch.get_num_threads(), "torch": torch.__version__,
         "python": platform.python_version(),

@@ -375,15 +375,16 @@ CORPUS, REPORT = {"generate", "tokenize"}, {"report"}
 # checkpoint loading, the report) retrains nothing.
 EDITS = [
     ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
+    ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
     ("core/records.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
     ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
-    ("corpus/tokenizers.py", CORPUS | {"plan"} | SERVE),              # serve decodes its samples
+    ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
     ("hf/configs.py", {"plan"}),
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
     ("nn/checkpoint.py", {"plan"} | SERVE),                           # loading weights: no run imports it
     ("pipeline/labels.py", {"plan"}),
-    ("reporting/report.py", {"plan"} | REPORT),                       # plan checks the report's settings
-    ("serving/generate.py", {"plan"} | SERVE | REPORT),               # the report formats with serving's units
+    ("reporting/report.py", REPORT),
+    ("serving/generate.py", SERVE | REPORT),                          # the report formats with serving's units
     ("training/evaluate.py", RUNS | SERVE),                           # evaluation is part of every run
     ("cli/ablate.py", set()),                                         # the quick command: no stage imports it
 ]

@@ -74,7 +74,8 @@ def grid(rows: dict[str, dict[float, list[float | None]]], curves: dict | None =
 
     def records(slug, m, vals):
         return [dataclasses.replace(run(seed, v, row=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
-                                    diverged=v is None, train={"warmup_iters": 1, "lr": 0.002 * m})
+                                    diverged=v is None, train=TrainConfig(warmup_iters=1, lr=0.002 * m,
+                                                                             min_lr=0.0002 * m))
                 for seed, v in enumerate(vals)]
 
     ladder = ladder_results([(slug, label, records(slug, 1.0, rows[slug][1.0]))

@@ -1,8 +1,6 @@
 """The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep), checked
-strictly.
-
-The plan stage reads these and nothing else; the corpus sections are corpus/settings.py's, the
-report's is reporting/settings.py's.
+strictly: each section alone by its config class (config/), then against the others (a leave-one-out flag must
+be a ladder flag, the grid's seeds the main table's).
 """
 
 from __future__ import annotations
@@ -15,27 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
+from ..config.sections import AblationConfig, SweepConfig, section
+from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
-from ..config.validate import check_keys, check_number, seed_list
 from .ladder import Row, check_flags, ladder, leave_one_out
 
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
-ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": [], "rerun": [],
-                                     "rerun_perturbation": 1e-7}
-SWEEP_DEFAULTS: dict[str, Any] = {"lr": [], "rows": [], "seeds": []}
 
 
 @dataclass(frozen=True)
 class Params:
-    model: dict                       # ModelConfig fields but vocab_size
-    baseline: dict                    # the Step 1 values of the ablation flags
+    model: dict                       # ModelConfig fields but vocab_size (the tokenizer's, known after tokenize)
+    baseline: dict                    # the Step 1 values of the ablation flags: overrides of model
     ladder: list[str]                 # the flags after the baseline, in order
     seeds: list[int]
     train: TrainConfig
-    ablation: dict                    # match_params, aa_seeds, leave_one_out, rerun, rerun_perturbation
-    sweep: dict = dataclasses.field(default_factory=lambda: dict(SWEEP_DEFAULTS))   # lr (multiples), rows, seeds
+    ablation: AblationConfig
+    sweep: SweepConfig = SweepConfig()
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -50,7 +46,7 @@ class Params:
         return ladder(*self.configs(vocab_size), self.ladder)
 
     def leave_one_out(self, vocab_size: int) -> list[Row]:
-        return leave_one_out(*self.configs(vocab_size), self.ablation["leave_one_out"])
+        return leave_one_out(*self.configs(vocab_size), self.ablation.leave_one_out)
 
 
 def _mapping(raw: dict, name: str) -> dict:
@@ -73,30 +69,26 @@ def parse(raw: Any) -> Params:
         raise ConfigError(f"ladder: must be a list that starts with baseline (row 0), then flags; got {flags!r}")
     flags = flags[1:]
     check_flags(flags)
+    rows = ["baseline", *flags]
 
     seeds = seed_list("seeds", s["seeds"])
     if not seeds:
         raise ConfigError("seeds: give at least one seed")
 
     train = TrainConfig.from_dict(_mapping(s, "train"), "train")
-    ablation = {**ABLATION_DEFAULTS, **(s["ablation"] or {})}
-    check_keys(ablation, "ablation", list(ABLATION_DEFAULTS))
-    if not isinstance(ablation["match_params"], bool):
-        raise ConfigError(f"ablation.match_params={ablation['match_params']!r}: must be true or false")
-    aa = seed_list("ablation.aa_seeds", ablation["aa_seeds"])
+    ablation = section(AblationConfig, s["ablation"], "ablation")       # each value alone; against the rest:
+    aa = ablation.aa_seeds
     if aa and (len(aa) != len(seeds) or set(aa) & set(seeds)):
         raise ConfigError(f"ablation.aa_seeds={aa}: give {len(seeds)} seeds (as many as seeds), none of {seeds}")
-    loo = ablation["leave_one_out"]
+    loo = ablation.leave_one_out
     if not isinstance(loo, list) or any(f not in flags for f in loo) or len(set(loo)) != len(loo):
-        raise ConfigError(f"ablation.leave_one_out={loo!r}: must list flags of the ladder ({', '.join(flags)}), "
-                          "each once")
-
-    rerun = ablation["rerun"]
-    rows = ["baseline", *flags]
+        raise ConfigError(f"ablation.leave_one_out={ablation.leave_one_out!r}: must list flags of the ladder "
+                          f"({', '.join(flags)}), each once")
+    rerun = ablation.rerun
     if not isinstance(rerun, list) or any(r not in rows for r in rerun) or len(set(rerun)) != len(rerun):
-        raise ConfigError(f"ablation.rerun={rerun!r}: must list rows of the ladder ({', '.join(rows)}), each once")
-    check_number("ablation.rerun_perturbation", ablation["rerun_perturbation"], 1e-12, 0.01)
-    ablation["rerun"] = [r for r in rows if r in rerun]                # in ladder order
+        raise ConfigError(f"ablation.rerun={ablation.rerun!r}: must list rows of the ladder ({', '.join(rows)}), "
+                          "each once")
+    ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
     params = Params(model=dict(model), baseline=dict(baseline), ladder=list(flags), seeds=list(seeds),
                     train=train, ablation=ablation)
@@ -131,27 +123,18 @@ def check_launch(raw: Any, batch_size: int) -> None:
                           f"equal slice of the batch: use a multiple of {n}")
 
 
-def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> dict:
-    """The learning-rate grid: `lr`, multiples of train.lr (min_lr scales with it) other than 1, whose runs the
-    main table already has; `rows`, the ladder rows it covers (kept in ladder order); `seeds`, the seeds of the
-    main table it trains on (its runs at train.lr are the main table's on those seeds). lr or rows empty: off."""
-    if raw is not None and not isinstance(raw, dict):
-        raise ConfigError(f"sweep: must be a mapping with lr and rows, got {raw!r}")
-    sweep = {**SWEEP_DEFAULTS, **(raw or {})}
-    check_keys(sweep, "sweep", list(SWEEP_DEFAULTS))
-    lrs, covered = sweep["lr"], sweep["rows"]
-    if (not isinstance(lrs, list) or any(isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0
-                                         or m == 1 or m != m or m == float("inf") for m in lrs)
-            or len(set(lrs)) != len(lrs)):
-        raise ConfigError(f"sweep.lr={lrs!r}: must list multiples of train.lr, each a positive number other than 1 "
-                          "(the main table's runs), each once; [] switches the grid off")
+def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
+    """The learning-rate grid (config.sections.SweepConfig), checked against the ladder and the seeds: its rows
+    are ladder rows (kept in ladder order), its seeds the main table's (its runs at train.lr are those)."""
+    sweep = section(SweepConfig, raw, "sweep")
+    covered = sweep.rows
     if not isinstance(covered, list) or any(r not in rows for r in covered) or len(set(covered)) != len(covered):
-        raise ConfigError(f"sweep.rows={covered!r}: must list rows of the ladder ({', '.join(rows)}), each once")
-    grid_seeds = seed_list("sweep.seeds", sweep["seeds"])
-    if lrs and covered and (not grid_seeds or set(grid_seeds) - set(seeds)):
-        raise ConfigError(f"sweep.seeds={grid_seeds!r}: must list seeds of the main table ({seeds}), at least one; "
-                          "the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
-    return {"lr": list(lrs), "rows": [r for r in rows if r in covered], "seeds": [s for s in seeds if s in grid_seeds]}
+        raise ConfigError(f"sweep.rows={sweep.rows!r}: must list rows of the ladder ({', '.join(rows)}), each once")
+    if sweep.on and (not sweep.seeds or set(sweep.seeds) - set(seeds)):
+        raise ConfigError(f"sweep.seeds={sweep.seeds!r}: must list seeds of the main table ({seeds}), at least "
+                          "one; the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
+    return SweepConfig(lr=list(sweep.lr), rows=[r for r in rows if r in sweep.rows],
+                       seeds=[s for s in seeds if s in sweep.seeds])
 
 
 def load(path: str | Path = "params.yaml") -> Params:
