@@ -19,6 +19,7 @@ import argparse
 from modern_gpt.config.sections import (DataConfig, GenerateConfig, ReportConfig, ServeConfig, TokenizerConfig,
                                         section)
 from modern_gpt.core import params
+from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.pipeline.params import SECTIONS, parse
@@ -38,6 +39,9 @@ def main() -> None:
                       ("serve", ServeConfig), ("report", ReportConfig)):    # the other stages' sections, first
         section(cls, raw[name], name)
     p = parse({k: raw[k] for k in SECTIONS if raw[k] is not None or k not in OPTIONAL})
+    serve = section(ServeConfig, raw["serve"], "serve")
+    if serve.run_seed not in p.seeds:
+        raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
     configs, listing = plan(p, read_json(args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have

@@ -20,8 +20,6 @@ import torch
 
 from modern_gpt.core import params
 from modern_gpt.config.sections import ServeConfig, section
-from modern_gpt.config.validate import seed_list
-from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.tokenizers import load_tokenizer
@@ -30,7 +28,7 @@ from modern_gpt.serving.generate import serve_row
 from modern_gpt.training.batches import load_tokens
 from modern_gpt.training.run import machine
 
-PARAMS = ("serve", "seeds")       # the params sections this stage reads: dvc.yaml lists the same
+PARAMS = ("serve",)                # the params sections this stage reads: dvc.yaml lists the same
 
 
 def main() -> None:
@@ -40,12 +38,8 @@ def main() -> None:
     ap.add_argument("--data", default="data/tokenized")
     ap.add_argument("--out", default="data/serve")
     args = ap.parse_args()
-    p = params.load(PARAMS, optional=("serve",))
-    seeds = seed_list("seeds", p["seeds"])
-    if not seeds:
-        raise ConfigError("seeds: give at least one seed")
-    seed = seeds[0]                                             # the first seed's run is served
-    s = section(ServeConfig, p["serve"], "serve")
+    s = section(ServeConfig, params.load(PARAMS, optional=PARAMS)["serve"], "serve")
+    seed = s.run_seed                                           # plan checked it is one of seeds
     data = Path(args.data)
     tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
     prompt = load_tokens(data / "val.bin")[:s.prompt_tokens].tolist()

@@ -78,12 +78,14 @@ class ServeConfig:
     seed: int = 0                 # the sampler's
     batch: int = 8                # sequences at once while timing prefill and decode
     repeats: int = 5              # timed runs; the report shows the median
+    run_seed: int = 0             # the seed whose run each row serves: one of seeds (plan checks)
 
     def __post_init__(self) -> None:
         for name in ("prompt_tokens", "new_tokens", "batch", "repeats"):
             check_number(name, getattr(self, name), 1, 1 << 20, integer=True)
         check_number("top_k", self.top_k, 0, 1 << 20, integer=True)
         check_number("seed", self.seed, 0, 1 << 63, integer=True)
+        check_number("run_seed", self.run_seed, 0, 1 << 63, integer=True)
         check_number("temperature", self.temperature, 0.0, 100.0)
 
 
