@@ -2,12 +2,15 @@
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.pipeline.ladder import LADDER, MODERN, ladder
+
+ROOT = Path(__file__).resolve().parents[1]
 
 BAD_MODEL = [
     (dict(n_head=8, n_kv_head=3, n_embd=64), "n_head must be divisible by n_kv_head"),
@@ -125,10 +128,30 @@ def test_the_config_layer_imports_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "from modern_gpt.config import ModelConfig, TrainConfig, PROFILES\n"
             "from modern_gpt.core.records import RunRecord\n"
-            "print(ModelConfig().hidden, TrainConfig().iters, sorted(PROFILES))")
+            "from modern_gpt.pipeline.params import load\n"
+            f"p = load({str(ROOT / 'params.yaml')!r})\n"
+            "print(ModelConfig().hidden, TrainConfig().iters, sorted(PROFILES), p.ladder.rows[1], p.launch.nproc)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["256", "200", "['cpu',", "'smoke']"]
+    assert out.stdout.split() == ["256", "200", "['cpu',", "'smoke']", "norm", "None"]
+
+
+def test_every_params_section_is_read_into_one_frozen_dataclass():
+    import dataclasses
+
+    from modern_gpt.config.sections import CLASSES, LadderConfig, LaunchConfig
+    from modern_gpt.core.params import SECTIONS
+    assert set(CLASSES) == set(SECTIONS) - {"seeds"}                     # seeds: a list of integers
+    for name, cls in CLASSES.items():
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, name
+    assert LadderConfig.parse(["baseline", "norm", "pos"]).rows == ("baseline", "norm", "pos")
+    assert LaunchConfig.parse("torchrun --standalone --nproc_per_node=4").nproc == 4
+    assert LaunchConfig.parse(None) == LaunchConfig("python") and LaunchConfig().nproc is None
+    for raw, message in ((["norm"], "ladder: must be a list that starts with baseline"),
+                         (["baseline", "norm", "norm"], "ladder: flag 'norm' is listed twice"),
+                         (["baseline", "width"], "ladder: unknown flag 'width'; allowed flags are vocab_size, block_size")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            LadderConfig.parse(raw)
 
 
 def test_head_dim_is_optional_and_may_differ_from_width_over_heads():

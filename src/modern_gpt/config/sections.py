@@ -9,10 +9,14 @@ check here retrains nothing.
 from __future__ import annotations
 
 import math
+import re
+import shlex
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Mapping, TypeVar
 
 from ..core.errors import ConfigError
+from .model import ModelConfig
+from .train import TrainConfig
 from .validate import check_choice, check_keys, check_number, from_dict, seed_list
 
 T = TypeVar("T")
@@ -146,3 +150,70 @@ class SweepConfig:
     @property
     def on(self) -> bool:
         return bool(self.lr and self.rows)
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """`ladder`: row 0 is the baseline, then one ModelConfig flag per row, in the order the rows switch them."""
+    flags: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        known = [f.name for f in fields(ModelConfig)]
+        for i, flag in enumerate(self.flags):
+            if flag not in known:
+                raise ConfigError(f"ladder: unknown flag {flag!r}; allowed flags are {', '.join(known)}")
+            if flag in self.flags[:i]:
+                raise ConfigError(f"ladder: flag {flag!r} is listed twice")
+
+    @classmethod
+    def parse(cls, raw: Any) -> "LadderConfig":
+        if not isinstance(raw, list) or not raw or raw[0] != "baseline":
+            raise ConfigError(f"ladder: must be a list that starts with baseline (row 0), then flags; got {raw!r}")
+        return cls(tuple(raw[1:]))
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        return ("baseline", *self.flags)
+
+
+TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """`launch`, what starts each training run's process (dvc.yaml puts it before `stages/run.py ...`): `python`,
+    or a torchrun command line that trains each run over N processes together, each an equal slice of
+    train.batch_size. Checked before any run starts, since torchrun wraps a child's one-line error in a report of
+    its own; an --nproc_per_node torchrun works out itself (auto, gpu) is checked by each run."""
+    command: str = "python"
+
+    def __post_init__(self) -> None:
+        if self.command == "python":
+            return
+        try:
+            words = shlex.split(self.command) if isinstance(self.command, str) else []
+        except ValueError:                            # an unclosed quote
+            words = []
+        if not any(words[:len(t)] == t for t in TORCHRUN):
+            raise ConfigError(f"launch={self.command!r}: allowed are python, or torchrun with its options, e.g. "
+                              "torchrun --standalone --nproc_per_node=2")
+
+    @classmethod
+    def parse(cls, raw: Any) -> "LaunchConfig":
+        return cls() if raw is None else cls(raw)
+
+    @property
+    def nproc(self) -> int | None:
+        """The processes per run, where the command names a number (None: python, or torchrun's own choice)."""
+        found = re.search(r"--nproc[_-]per[_-]node[= ](\d+)\b", self.command)
+        return int(found.group(1)) if found else None
+
+
+# params.yaml's sections → the frozen dataclass each is read into. `baseline` holds overrides of the model's
+# fields, checked as a ModelConfig once merged with `model`; `seeds` is a plain list of integers
+# (validate.seed_list), the one section without a class.
+CLASSES: dict[str, type] = {
+    "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
+    "baseline": ModelConfig, "ladder": LadderConfig, "train": TrainConfig, "launch": LaunchConfig,
+    "ablation": AblationConfig, "sweep": SweepConfig, "serve": ServeConfig, "report": ReportConfig,
+}

@@ -6,18 +6,16 @@ be a ladder flag, the grid's seeds the main table's).
 from __future__ import annotations
 
 import dataclasses
-import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import AblationConfig, SweepConfig, section
+from ..config.sections import AblationConfig, LadderConfig, LaunchConfig, SweepConfig, section
 from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
-from .ladder import Row, check_flags, ladder, leave_one_out
+from .ladder import Row, ladder, leave_one_out
 
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
@@ -27,10 +25,11 @@ MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "voca
 class Params:
     model: dict                       # ModelConfig fields but vocab_size (the tokenizer's, known after tokenize)
     baseline: dict                    # the Step 1 values of the ablation flags: overrides of model
-    ladder: list[str]                 # the flags after the baseline, in order
+    ladder: LadderConfig              # row 0 the baseline, then the flags in order
     seeds: list[int]
     train: TrainConfig
     ablation: AblationConfig
+    launch: LaunchConfig = LaunchConfig()
     sweep: SweepConfig = SweepConfig()
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
@@ -43,7 +42,7 @@ class Params:
 
     def rows(self, vocab_size: int) -> list[Row]:
         """The ladder's rows for a tokenizer of `vocab_size` tokens."""
-        return ladder(*self.configs(vocab_size), self.ladder)
+        return ladder(*self.configs(vocab_size), self.ladder.flags)
 
     def leave_one_out(self, vocab_size: int) -> list[Row]:
         return leave_one_out(*self.configs(vocab_size), self.ablation.leave_one_out)
@@ -64,12 +63,8 @@ def parse(raw: Any) -> Params:
     baseline = _mapping(s, "baseline")
     check_keys(baseline, "baseline", MODEL_KEYS)
 
-    flags = s["ladder"]
-    if not isinstance(flags, list) or not flags or flags[0] != "baseline":
-        raise ConfigError(f"ladder: must be a list that starts with baseline (row 0), then flags; got {flags!r}")
-    flags = flags[1:]
-    check_flags(flags)
-    rows = ["baseline", *flags]
+    ladder_ = LadderConfig.parse(s["ladder"])
+    flags, rows = list(ladder_.flags), list(ladder_.rows)
 
     seeds = seed_list("seeds", s["seeds"])
     if not seeds:
@@ -90,35 +85,18 @@ def parse(raw: Any) -> Params:
                           "each once")
     ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
-    params = Params(model=dict(model), baseline=dict(baseline), ladder=list(flags), seeds=list(seeds),
-                    train=train, ablation=ablation)
+    params = Params(model=dict(model), baseline=dict(baseline), ladder=ladder_, seeds=list(seeds),
+                    train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]))
     params.rows(vocab_size=1)                                   # the ladder must resolve, now
     params.leave_one_out(vocab_size=1)
-    check_launch(s["launch"], train.batch_size)
+    check_launch(params.launch, train.batch_size)
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows, seeds))
 
 
-TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
-
-
-def check_launch(raw: Any, batch_size: int) -> None:
-    """`launch`, what starts each training run's process (dvc.yaml puts it before `stages/run.py ...`):
-    `python`, or a torchrun command line that trains each run over N processes together, each an equal slice
-    of train.batch_size. Checked here, before any run starts, since torchrun wraps a child's one-line error in
-    a report of its own; an --nproc_per_node torchrun works out itself (auto, gpu) is checked by each run."""
-    if raw is None or raw == "python":
-        return
-    try:
-        words = shlex.split(raw) if isinstance(raw, str) else []
-    except ValueError:                            # an unclosed quote
-        words = []
-    if not any(words[:len(t)] == t for t in TORCHRUN):
-        raise ConfigError(f"launch={raw!r}: allowed are python, or torchrun with its options, e.g. "
-                          "torchrun --standalone --nproc_per_node=2")
-    line = " ".join(words)
-    found = re.search(r"--nproc[_-]per[_-]node[= ](\d+)\b", line)
-    if found and batch_size % int(found.group(1)):
-        n = int(found.group(1))
+def check_launch(launch: LaunchConfig, batch_size: int) -> None:
+    """Each of launch's processes trains an equal slice of the batch."""
+    n = launch.nproc
+    if n and batch_size % n:
         raise ConfigError(f"train.batch_size={batch_size}: launch runs {n} processes per run, each training an "
                           f"equal slice of the batch: use a multiple of {n}")
 
