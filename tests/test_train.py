@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import modern_gpt.training.loop as train_module
-from conftest import tiny_rows, toy_text
+from conftest import score, tiny_rows, toy_text
 from modern_gpt.core.errors import DataError
 from modern_gpt.core.records import RunRecord
 from modern_gpt.corpus.reading import split_text
@@ -15,7 +15,6 @@ from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
 from modern_gpt.config import TrainConfig
-from modern_gpt.training.evaluate import score
 from modern_gpt.training.loop import get_lr, perturb, train
 from modern_gpt.training.run import machine, run
 

@@ -67,11 +67,6 @@ SEEDS_NEEDED_METHOD = (
 
 
 # ----------------------------------------------------------------------------- t quantile
-def t_cdf(t: float, df: float) -> float:
-    """Student-t cumulative distribution function P(T <= t) for df > 0 (scipy.stats)."""
-    return float(student_t.cdf(t, df))
-
-
 @lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
     """Student-t quantile: the t with P(T <= t) = p, for 0 < p < 1 and any df > 0 (inf: the normal)."""
@@ -107,17 +102,6 @@ class Summary:
     mean: Optional[float]   # None only if no seed is finite
     sd: Optional[float]     # sample sd (ddof=1); None with fewer than 2 finite values
     range: Optional[float]  # max - min; 0.0 with one finite value, None with none
-
-    def label(self, digits: int = 4) -> str:
-        """'2.4311 ± 0.0123', '2.4311 (1 seed)', '... (1/3 diverged)', '3/3 diverged'."""
-        div = f"{self.n_diverged}/{self.n} diverged"
-        if self.mean is None:
-            return div
-        text = f"{self.mean:.{digits}f}"
-        text += f" ± {self.sd:.{digits}f}" if self.sd is not None else ""
-        if self.n_diverged:
-            return f"{text} ({div})"
-        return text if self.sd is not None else f"{text} (1 seed)"
 
 
 def summarize(values: Sequence[Optional[float]]) -> Summary:
