@@ -76,12 +76,12 @@ class Arch:
     """The numbers every derived figure needs, whichever names the file used."""
     family: str
     n_layer: int
-    hidden: int
+    n_embd: int                   # the residual width (hidden_size)
     n_head: int
     n_kv_head: int
     head_dim: int
-    head_dim_read: bool           # True: head_dim is in the file; False: hidden / heads
-    intermediate: int
+    head_dim_read: bool           # True: head_dim is in the file; False: n_embd / heads
+    hidden: int                   # the dense MLP's width (intermediate_size), as ModelConfig.hidden
     vocab_size: int
     max_positions: int
     tied: bool
@@ -95,8 +95,8 @@ class Arch:
     rope_base: float | None
     rope_local_base: float | None
     rope_scaling: dict | None
-    bias: str                     # all (GPT-2) | qkv (Qwen2) | attn_mlp | attn | mlp | none
-    qk_norm: str                  # none | per_head | across_heads
+    biases: str                   # which layers have biases: all (GPT-2) | qkv (Qwen2) | attn_mlp | attn | mlp | none
+    qk_norm_kind: str             # none | per_head | across_heads | l2 (ModelConfig.qk_norm: per_head or not)
     windows: list[int | None]     # per layer: the sliding window, or None for full attention
     attn_softcap: float | None
     final_softcap: float | None
@@ -497,12 +497,12 @@ def normalise(raw: dict) -> Arch:
         raise ConfigError(f"quantization_config={quant!r}: must be a mapping")
     qpas = cfg.get("query_pre_attn_scalar", d.get("query_pre_attn_scalar"))
     return Arch(
-        family=family, n_layer=n_layer, hidden=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
-        head_dim_read=head_dim_read, intermediate=inter, vocab_size=vocab, max_positions=max_pos, tied=bool(tied),
+        family=family, n_layer=n_layer, n_embd=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
+        head_dim_read=head_dim_read, hidden=inter, vocab_size=vocab, max_positions=max_pos, tied=bool(tied),
         gated=fam["gated"], activation=str(act), norm=fam["norm"], norm_eps=float(eps), placement=fam["placement"],
         post_norms=fam["post_norms"], pos=fam["pos"], rope_base=float(base) if fam["pos"] == "rope" else None,
-        rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, bias=bias,
-        qk_norm=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
+        rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, biases=bias,
+        qk_norm_kind=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
         final_softcap=cfg.get("final_logit_softcapping"), query_pre_attn_scalar=qpas, prefix=prefix,
         defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden), mla=mla,
         rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,
