@@ -50,7 +50,7 @@ def test_serve_row_measures_and_checks_the_cache():
     model = GPT(FULL).eval()
     row = serve_row(model, [1, 2, 3], s)
     assert len(row["sample"]) == 10 and row["new_tokens"] == 10
-    assert row["kv_bytes_per_token"] == 2 * 2 * FULL.n_kv_head * FULL.head_size * 4
+    assert row["kv_bytes_per_token"] == 2 * 2 * FULL.n_kv_head * FULL.head_dim * 4
     assert row["kv_bytes_per_sequence"] == row["kv_bytes_tensor"] == row["kv_bytes_per_token"] * 32
     assert row["prefill_tokens_per_sec"] > 0 and row["decode_tokens_per_sec"] > 0
     t = timings(model, 2, 4, 6, repeats=2, cache=False)

@@ -77,7 +77,7 @@ def hf_class(cfg: ModelConfig) -> str:
         if cfg.qk_norm:
             raise ConfigError("qk_norm=True with pos='learned': GPT-2, the class with learned positions, "
                               "has no QK-norm")
-        if cfg.head_size * cfg.n_head != cfg.n_embd:
+        if cfg.head_dim * cfg.n_head != cfg.n_embd:
             raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
                               f"= {cfg.n_embd // cfg.n_head} wide")
         return GPT2
@@ -108,7 +108,7 @@ def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
             n_inner=cfg.hidden, activation_function="gelu", layer_norm_epsilon=cfg.norm_eps,
             resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, **common)
     kw = dict(hidden_size=cfg.n_embd, intermediate_size=cfg.hidden, num_hidden_layers=cfg.n_layer,
-              num_attention_heads=cfg.n_head, num_key_value_heads=cfg.n_kv_head, head_dim=cfg.head_size,
+              num_attention_heads=cfg.n_head, num_key_value_heads=cfg.n_kv_head, head_dim=cfg.head_dim,
               hidden_act="silu", max_position_embeddings=cfg.block_size, rms_norm_eps=cfg.norm_eps,
               rope_parameters={"rope_type": "default", "rope_theta": cfg.rope_base},
               attention_bias=cfg.bias, attention_dropout=cfg.dropout, **common)
@@ -243,7 +243,7 @@ def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torc
         out["transformer.ln_f.weight"], out["transformer.ln_f.bias"] = sd["norm_f.weight"], sd["norm_f.bias"]
         out["lm_head.weight"] = sd["tok_emb.weight"]
         return out
-    d, perm = cfg.head_size, _halves(cfg.head_size)
+    d, perm = cfg.head_dim, _halves(cfg.head_dim)
     out["model.embed_tokens.weight"] = sd["tok_emb.weight"]
     suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
     for i in range(cfg.n_layer):
@@ -297,7 +297,7 @@ def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, to
                     out[o + ours + ".bias"] = take(h + theirs + ".bias")
             out["norm_f.weight"], out["norm_f.bias"] = take("transformer.ln_f.weight"), take("transformer.ln_f.bias")
         else:
-            d, inv = cfg.head_size, torch.argsort(_halves(cfg.head_size))
+            d, inv = cfg.head_dim, torch.argsort(_halves(cfg.head_dim))
             out["tok_emb.weight"] = take("model.embed_tokens.weight")
             suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
             for i in range(cfg.n_layer):

@@ -118,7 +118,7 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
     new = min(s.new_tokens, cfg.block_size - len(prompt))
     out = generate(model, torch.tensor([prompt], device=device), new, temperature=s.temperature,
                    top_k=s.top_k or None, seed=s.seed)
-    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_size, "float32", cfg.block_size)
+    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size)
     real = KVCache(cfg, batch=1, device=device)
     if real.nbytes != computed.bytes_per_sequence:            # the arithmetic and the tensor must agree
         raise AssertionError(f"KV cache: computed {computed.bytes_per_sequence} bytes, tensor {real.nbytes}")
