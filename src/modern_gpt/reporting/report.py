@@ -15,7 +15,7 @@ from typing import Any, Callable
 from tabulate import tabulate
 
 from ..serving.kv_cache import human
-from .results import RowResult
+from .results import Rerun, Results, RowResult
 from .settings import Settings
 from .stats import (NA_VERDICT, NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, compare,
                     rule, verdict_text)
@@ -166,29 +166,6 @@ def warnings(rows: list[RowResult], s: Settings) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------- the rerun check
-
-@dataclass(frozen=True)
-class Rerun:
-    """A ladder row trained again with perturbed initial weights (`again`, compared with the rerun of the row
-    above where that was rerun too), next to the row as the ladder has it (`original`)."""
-    original: RowResult
-    again: RowResult
-
-    def diffs(self) -> list[float]:
-        """rerun - original val loss of each seed that is finite in both."""
-        return [b - a for a, b in zip(self.original.values("val_loss"), self.again.values("val_loss"))
-                if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
-
-    def holds(self) -> str:
-        """'yes' / '**flipped**' for a settled verdict (the rerun's, without a band, is / is not the same),
-        'open' where the original was borderline, '' with nothing compared."""
-        o, a = self.original.vs, self.again.vs
-        if o is None or a is None or o.verdict == NA_VERDICT:
-            return ""
-        if o.verdict == "borderline":
-            return "open (borderline)"
-        return "yes" if a.unbanded == o.verdict else "**flipped**"
-
 
 @dataclass(frozen=True)
 class RerunFigures:
@@ -399,13 +376,17 @@ class Report:
     full: Comparison              # the full model against the baseline
 
 
-def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: str,
-          aa: RowResult | None = None, loo: list[RowResult] = (), reruns: list[Rerun] = (),
-          perturbation: float = 0.0, sweep: list[SweepRow] = (), pairs: list[AtBest] = (),
-          sweep_plot: str = "lr_sweep.png", uniform: float | None = None, serve: list[dict] = ()) -> Report:
+CURVES_PLOT, SWEEP_PLOT = "val_curves.png", "lr_sweep.png"      # the plots beside the report
+
+
+def build(results: Results) -> Report:
     """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
-    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model) and
-    reruns with perturbed initial weights (compared with their rows)."""
+    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model),
+    reruns with perturbed initial weights (compared with their rows), the learning-rate grid and the
+    serving cost."""
+    rows, info, s, aa, loo, reruns = (results.rows, results.provenance, results.settings, results.aa,
+                                      results.loo, results.reruns)
+    sweep, pairs, serve = results.sweep, results.pairs, results.serve
     stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
     if stated - {s.confidence}:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
@@ -470,13 +451,13 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
     if serve:
         parts += serving_section(rows, list(serve), s)
     if sweep:
-        parts += sweep_section(list(sweep), list(pairs), s, sweep_plot, rows[0].runs[0].train.lr, uniform)
+        parts += sweep_section(list(sweep), list(pairs), s, SWEEP_PLOT, rows[0].runs[0].train.lr, results.uniform)
     if reruns:
-        parts += rerun_section(list(reruns), perturbation, s)
+        parts += rerun_section(list(reruns), results.perturbation, s)
         table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]
     parts += [
         "## Validation curves",
-        f"![validation loss per row, mean and seed band]({plot_name})",
+        f"![validation loss per row, mean and seed band]({CURVES_PLOT})",
         f"¹ {SEEDS_NEEDED_METHOD}",
     ]
     r5 = lambda x: None if x is None else round(x, 5)                      # noqa: E731
