@@ -15,9 +15,9 @@ from typing import Any, Callable
 from tabulate import tabulate
 
 from ..serving.kv_cache import human
-from .results import Rerun, Results, RowResult
+from .results import Holds, Rerun, Results, RowResult
 from .settings import Settings
-from .stats import (NA_VERDICT, NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, compare,
+from .stats import (NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, Verdict, compare,
                     rule, verdict_text)
 from .sweep import AtBest, Cell, SweepRow, selection_bias
 
@@ -46,7 +46,7 @@ def millions(n: int) -> str:
 
 def verdict(c: Comparison | None) -> str:
     text = verdict_text(c)
-    return f"**{text}**" if c is not None and c.verdict in ("better", "worse") else text
+    return f"**{text}**" if c is not None and c.verdict in (Verdict.BETTER, Verdict.WORSE) else text
 
 
 def interval(c: Comparison | None) -> str:
@@ -167,6 +167,9 @@ def warnings(rows: list[RowResult], s: Settings) -> list[str]:
 
 # ------------------------------------------------------------------------------------- the rerun check
 
+HOLDS_WORDS = {Holds.YES: "yes", Holds.FLIPPED: "**flipped**", Holds.OPEN: "open (borderline)", Holds.NONE: ""}
+
+
 @dataclass(frozen=True)
 class RerunFigures:
     rms: float | None            # of a run's change, rerun - original
@@ -189,7 +192,7 @@ def rerun_figures(reruns: list[Rerun]) -> RerunFigures:
     return RerunFigures(rms=rms, largest=max(map(abs, diffs)) if diffs else None,
                         mean_shift=max(shifts) if shifts else None,
                         ratio=rms / pooled if rms is not None and pooled else None,
-                        flipped=holds.count("**flipped**"), settled=sum(h in ("yes", "**flipped**") for h in holds))
+                        flipped=holds.count(Holds.FLIPPED), settled=sum(h in (Holds.YES, Holds.FLIPPED) for h in holds))
 
 
 def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list[str]:
@@ -198,7 +201,7 @@ def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list
              num(None if r.again.val.mean is None or r.original.val.mean is None
                  else r.again.val.mean - r.original.val.mean, sign=True),
              num(max(map(abs, r.diffs())) if r.diffs() else None),
-             verdict(r.original.vs), verdict(r.again.vs), r.holds()] for r in reruns]
+             verdict(r.original.vs), verdict(r.again.vs), HOLDS_WORDS[r.holds()]] for r in reruns]
     head = ["variant", "val", "val, rerun", "Δ mean", "largest Δ of a run", "verdict", "verdict, rerun",
             "verdict holds"]
     return [
@@ -426,7 +429,7 @@ def build(results: Results) -> Report:
     table = [csv_row(r) for r in rows]
     if aa is not None:
         c = aa.vs
-        ok = c.verdict in ("noise", NA_VERDICT)
+        ok = c.verdict in (Verdict.NOISE, Verdict.NA)
         parts += [
             "## A/A check",
             f"The baseline trained again on seeds {', '.join(str(r.seed) for r in aa.runs)}, compared with the "

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..core.records import RunRecord
 from .settings import Settings
-from .stats import BAND, NA_VERDICT, Comparison, Summary, compare, summarize
+from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,14 @@ def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], **rule) -> list
     return out
 
 
+class Holds(StrEnum):
+    """Whether a rerun's verdict holds (Rerun.holds); the report words each value (report.HOLDS_WORDS)."""
+    YES = "yes"
+    FLIPPED = "flipped"
+    OPEN = "open"
+    NONE = ""
+
+
 @dataclass(frozen=True)
 class Rerun:
     """A ladder row trained again with perturbed initial weights (`again`, compared with the rerun of the row
@@ -67,15 +76,15 @@ class Rerun:
         return [b - a for a, b in zip(self.original.values("val_loss"), self.again.values("val_loss"))
                 if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
 
-    def holds(self) -> str:
-        """'yes' / '**flipped**' for a settled verdict (the rerun's, without a band, is / is not the same),
-        'open' where the original was borderline, '' with nothing compared."""
+    def holds(self) -> "Holds":
+        """YES / FLIPPED for a settled verdict (the rerun's, without a band, is / is not the same), OPEN where the
+        original was borderline, NONE with nothing compared."""
         o, a = self.original.vs, self.again.vs
-        if o is None or a is None or o.verdict == NA_VERDICT:
-            return ""
-        if o.verdict == "borderline":
-            return "open (borderline)"
-        return "yes" if a.unbanded == o.verdict else "**flipped**"
+        if o is None or a is None or o.verdict == Verdict.NA:
+            return Holds.NONE
+        if o.verdict == Verdict.BORDERLINE:
+            return Holds.OPEN
+        return Holds.YES if a.unbanded == o.verdict else Holds.FLIPPED
 
 
 @dataclass(frozen=True)
