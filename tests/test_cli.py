@@ -10,7 +10,7 @@ import pytest
 
 import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
-from modern_gpt.cli.ablate import format_row
+from modern_gpt.reporting.report import quick_line as format_row
 from modern_gpt.reporting.results import row_result
 from modern_gpt.reporting.stats import compare, verdict_text
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from modern_gpt.core.params import read_yaml
-from modern_gpt.reporting.report import COLUMNS
+from modern_gpt.reporting.report import TABLE as COLUMNS
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.core.records import Point, RunRecord
-from modern_gpt.reporting.report import COLUMNS, build, markdown_table, memorised, overfitting
+from modern_gpt.reporting.report import TABLE as COLUMNS, build, markdown_table, memorised, overfitting
 from modern_gpt.reporting.results import Results, RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
@@ -293,3 +293,19 @@ def test_columns_are_declared_once_and_are_the_table_header():
     (row,) = [dict(zip(headers(), split_row(x))) for x in text.splitlines()[2:]]
     assert row["variant"] == "floor" and row["bpc"] == "1.000"
     assert all(v == "" for k, v in row.items() if k not in ("variant", "bpc"))
+
+
+def test_one_column_list_drives_the_report_table_the_csv_and_the_quick_table(monkeypatch):
+    from modern_gpt.reporting import report
+    extra = report.Column("seeds run", "right", lambda i, r: str(len(r.runs)), csv=(("seeds_run", lambda r: len(r.runs)),),
+                          quick=report.Quick("seeds", 6, lambda r, n: str(n)))
+    columns = [*report.COLUMNS[:3], extra, *report.COLUMNS[3:]]
+    monkeypatch.setattr(report, "COLUMNS", columns)
+    monkeypatch.setattr(report, "TABLE", [c for c in columns if c.report])
+    rows = ladder([[2.0, 2.01], [1.9, 1.91]])
+    header = split_row(markdown_table([(str(i), r) for i, r in enumerate(rows)], 0.95).splitlines()[0])
+    assert header[3] == "seeds run"
+    assert list(report.csv_row(rows[1]))[3] == "seeds_run" and report.csv_row(rows[1])["seeds_run"] == 2
+    head = report.quick_header(2).splitlines()[0]
+    assert head.index("params") < head.index("seeds") < head.index("train")
+    assert report.quick_line(rows[1])[22 + 8: 22 + 8 + 6] == "     2"      # after variant (22) and params (8)
