@@ -17,7 +17,7 @@ from modern_gpt.core import params
 from modern_gpt.core.files import write_bytes, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.sanskrit import entropy_per_char, generate
-from modern_gpt.corpus.settings import generate_settings
+from modern_gpt.config.sections import GenerateConfig, section
 
 PARAMS = ("generate",)             # the params sections this stage reads: dvc.yaml lists the same
 FLOOR_SENTENCES = 50_000
@@ -27,9 +27,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default="data/generated", help="output folder")
     args = ap.parse_args()
-    settings = generate_settings(params.load(PARAMS)["generate"])
-    text = generate(settings["chars"], settings["seed"])
-    floor, se = entropy_per_char(FLOOR_SENTENCES, seed=settings["seed"] + 1)   # sentences not in the corpus
+    g = section(GenerateConfig, params.load(PARAMS)["generate"], "generate")
+    text = generate(g.chars, g.seed)
+    floor, se = entropy_per_char(FLOOR_SENTENCES, seed=g.seed + 1)   # sentences not in the corpus
     out = Path(args.out)
     write_bytes(out / "sanskrit.txt", text.encode("utf-8"))
     write_json(out / "floor.json", {"nats_per_char": round(floor, 6), "se": round(se, 6), "sentences": FLOOR_SENTENCES})

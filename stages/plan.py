@@ -16,13 +16,17 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
+from modern_gpt.config.sections import (DataConfig, GenerateConfig, ReportConfig, ServeConfig, TokenizerConfig,
+                                        section)
 from modern_gpt.core import params
+from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.pipeline.params import SECTIONS, parse
 from modern_gpt.pipeline.plan import plan
 
-PARAMS = SECTIONS                  # model, baseline, ladder, seeds, train, ablation, sweep: dvc.yaml lists the same
+PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
+OPTIONAL = ("launch", "ablation", "sweep", "serve", "report")
 
 
 def main() -> None:
@@ -30,7 +34,14 @@ def main() -> None:
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
-    p = parse(params.load(PARAMS, optional=("ablation", "sweep")))
+    raw = params.load(PARAMS, optional=OPTIONAL)             # an unknown section is refused here, by name
+    for name, cls in (("generate", GenerateConfig), ("data", DataConfig), ("tokenizer", TokenizerConfig),
+                      ("serve", ServeConfig), ("report", ReportConfig)):    # the other stages' sections, first
+        section(cls, raw[name], name)
+    p = parse({k: raw[k] for k in SECTIONS if raw[k] is not None or k not in OPTIONAL})
+    serve = section(ServeConfig, raw["serve"], "serve")
+    if serve.run_seed not in p.seeds:
+        raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
     configs, listing = plan(p, read_json(args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have

@@ -29,9 +29,8 @@ import torch
 from modern_gpt.core.cores import hold_cores
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import code_files, code_md5, stage_main
-from modern_gpt.nn import ModelConfig
+from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.training.batches import load_tokens
-from modern_gpt.training.config import TrainConfig
 from modern_gpt.training.distributed import ranks
 from modern_gpt.training.run import run
 

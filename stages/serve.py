@@ -13,16 +13,18 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
+import dataclasses
 import platform
 
 import torch
 
 from modern_gpt.core import params
+from modern_gpt.config.sections import ServeConfig, section
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.tokenizers import load_tokenizer
 from modern_gpt.nn.checkpoint import load_run
-from modern_gpt.serving.generate import serve_row, serve_settings
+from modern_gpt.serving.generate import serve_row
 from modern_gpt.training.batches import load_tokens
 from modern_gpt.training.run import machine
 
@@ -32,18 +34,18 @@ PARAMS = ("serve",)                # the params sections this stage reads: dvc.y
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("row", help="the row's slug: data/runs/<row>/")
-    ap.add_argument("seed", type=int, help="the run's seed (the pipeline: the first of `seeds`)")
     ap.add_argument("--runs", default="data/runs")
     ap.add_argument("--data", default="data/tokenized")
     ap.add_argument("--out", default="data/serve")
     args = ap.parse_args()
-    s = serve_settings(params.load(PARAMS, optional=PARAMS)["serve"])
+    s = section(ServeConfig, params.load(PARAMS, optional=PARAMS)["serve"], "serve")
+    seed = s.run_seed                                           # plan checked it is one of seeds
     data = Path(args.data)
     tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
-    prompt = load_tokens(data / "val.bin")[:s["prompt_tokens"]].tolist()
-    row = serve_row(load_run(Path(args.runs) / args.row / str(args.seed)), prompt, s)
+    prompt = load_tokens(data / "val.bin")[:s.prompt_tokens].tolist()
+    row = serve_row(load_run(Path(args.runs) / args.row / str(seed)), prompt, s)
     write_json(Path(args.out) / f"{args.row}.json", {
-        "slug": args.row, "seed": args.seed, "settings": s, "prompt": prompt, "prompt_text": tokenizer.decode(prompt),
+        "slug": args.row, "seed": seed, "settings": dataclasses.asdict(s), "prompt": prompt, "prompt_text": tokenizer.decode(prompt),
         **row, "sample_text": tokenizer.decode(row["sample"]),
         "machine": machine("cpu"), "device": "cpu", "threads": torch.get_num_threads(), "torch": torch.__version__,
         "python": platform.python_version(),

@@ -15,14 +15,16 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 import argparse
 import hashlib
 
+from modern_gpt.config.sections import DataConfig, TokenizerConfig, section
+from modern_gpt.config.validate import check_split_sizes
 from modern_gpt.core import params
+from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import token_bytes, write_bytes, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.reading import read_corpus, split_text
-from modern_gpt.corpus.settings import data_settings, tokenizer_settings
 from modern_gpt.corpus.tokenizers import fit_tokenizer
 
-PARAMS = ("data", "tokenizer")     # the params sections this stage reads: dvc.yaml lists the same
+PARAMS = ("data", "tokenizer", "model")   # the params it reads (of model, block_size only): dvc.yaml lists the same
 
 
 def main() -> None:
@@ -30,17 +32,21 @@ def main() -> None:
     ap.add_argument("--out", default="data/tokenized", help="output folder")
     args = ap.parse_args()
     p = params.load(PARAMS)
-    data, spec = data_settings(p["data"]), tokenizer_settings(p["tokenizer"])
-    text = read_corpus(data["corpus"])
-    train_text, val_text = split_text(text, data["val_fraction"])
+    data, spec = section(DataConfig, p["data"], "data"), section(TokenizerConfig, p["tokenizer"], "tokenizer")
+    block_size = p["model"].get("block_size") if isinstance(p["model"], dict) else None
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ConfigError(f"model.block_size={block_size!r}: must be a positive integer")
+    text = read_corpus(data.corpus)
+    train_text, val_text = split_text(text, data.val_fraction)
     tok = fit_tokenizer(spec, train_text, val_text)
-    train_ids, val_ids = tok.encode(train_text), tok.encode(val_text)   # all checks before any write
+    train_ids, val_ids = tok.encode(train_text), tok.encode(val_text)
+    check_split_sizes(len(train_ids), len(val_ids), block_size=block_size)   # all checks before any write
     corpus = text.encode("utf-8")
     meta = {
-        "corpus": {"path": data["corpus"], "bytes": len(corpus), "md5": hashlib.md5(corpus).hexdigest(),
+        "corpus": {"path": data.corpus, "bytes": len(corpus), "md5": hashlib.md5(corpus).hexdigest(),
                    "chars": len(text)},
-        "val_fraction": data["val_fraction"],
-        "tokenizer": spec["kind"],
+        "val_fraction": data.val_fraction,
+        "tokenizer": spec.kind,
         "vocab_size": tok.vocab_size,
         "train": {"tokens": len(train_ids), "chars": len(train_text)},
         "val": {"tokens": len(val_ids), "chars": len(val_text)},

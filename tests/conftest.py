@@ -3,7 +3,7 @@ import random
 import pytest
 import torch
 
-from modern_gpt.nn import ModelConfig
+from modern_gpt.config import ModelConfig
 from modern_gpt.pipeline.ladder import LADDER, MODERN, ladder
 
 

@@ -61,7 +61,7 @@ def test_installed_console_script(tmp_path):
 
 
 def test_importing_modern_gpt_from_the_repo_root_gives_the_package():
-    out = run([sys.executable, "-c", "import modern_gpt.nn.config, modern_gpt; print(modern_gpt.__file__)"])
+    out = run([sys.executable, "-c", "import modern_gpt.config, modern_gpt; print(modern_gpt.__file__)"])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith(os.path.join("src", "modern_gpt", "__init__.py"))
 
@@ -77,8 +77,9 @@ def test_seeds_give_mean_spread_and_a_verdict_column(capsys):
 
 
 def record(seed: int, val: float | None):
+    from modern_gpt.config import ModelConfig, TrainConfig
     from modern_gpt.core.records import RunRecord
-    return RunRecord(row="r", seed=seed, model={}, train={}, diverged=val is None, steps=1, curve=(), train_loss=val,
+    return RunRecord(row="r", seed=seed, model=ModelConfig(), train=TrainConfig(), diverged=val is None, steps=1, curve=(), train_loss=val,
                      val_loss=val, val_bpc=val, params=1000, params_non_embedding=900, secs=1.0, tokens_per_sec=1.0,
                      device="cpu", torch="x")
 

@@ -2,13 +2,15 @@
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
 from modern_gpt.core.errors import ConfigError
-from modern_gpt.nn import ModelConfig
+from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.pipeline.ladder import LADDER, MODERN, ladder
-from modern_gpt.training.config import TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
 
 BAD_MODEL = [
     (dict(n_head=8, n_kv_head=3, n_embd=64), "n_head must be divisible by n_kv_head"),
@@ -107,10 +109,49 @@ def test_each_switch_accepts_exactly_its_tables_keys():
             ModelConfig(**{field: "nope"})
 
 
-def test_a_new_table_entry_is_a_new_accepted_value(monkeypatch):
+def test_the_models_tables_are_registered_against_the_configs_names(monkeypatch):
+    from modern_gpt.config import choices
     from modern_gpt.nn import model
-    monkeypatch.setitem(model.POSITIONS, "alibi", model.NoPositions)
-    assert ModelConfig(pos="alibi").pos == "alibi"
+    for names, table in ((choices.NORMS, model.NORMS), (choices.POSITIONS, model.POSITIONS),
+                         (choices.MLPS, model.MLPS), (choices.PLACEMENTS, model.PLACEMENTS)):
+        assert tuple(table) == names
+    monkeypatch.setattr(choices, "POSITIONS", (*choices.POSITIONS, "alibi"))
+    with pytest.raises(TypeError, match="alibi"):                    # a name without its module fails at import
+        choices.registered("pos", choices.POSITIONS, dict(model.POSITIONS))
+    monkeypatch.setattr("modern_gpt.config.model.POSITIONS", choices.POSITIONS)
+    assert ModelConfig(pos="alibi").pos == "alibi"                    # the config accepts what choices names
+
+
+def test_the_config_layer_imports_without_torch():
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from modern_gpt.config import ModelConfig, TrainConfig, PROFILES\n"
+            "from modern_gpt.core.records import RunRecord\n"
+            "from modern_gpt.pipeline.params import load\n"
+            f"p = load({str(ROOT / 'params.yaml')!r})\n"
+            "print(ModelConfig().hidden, TrainConfig().iters, sorted(PROFILES), p.ladder.rows[1], p.launch.nproc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["256", "200", "['cpu',", "'smoke']", "norm", "None"]
+
+
+def test_every_params_section_is_read_into_one_frozen_dataclass():
+    import dataclasses
+
+    from modern_gpt.config.sections import CLASSES, LadderConfig, LaunchConfig
+    from modern_gpt.core.params import SECTIONS
+    assert set(CLASSES) == set(SECTIONS) - {"seeds"}                     # seeds: a list of integers
+    for name, cls in CLASSES.items():
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, name
+    assert LadderConfig.parse(["baseline", "norm", "pos"]).rows == ("baseline", "norm", "pos")
+    assert LaunchConfig.parse("torchrun --standalone --nproc_per_node=4").nproc == 4
+    assert LaunchConfig.parse(None) == LaunchConfig("python") and LaunchConfig().nproc is None
+    for raw, message in ((["norm"], "ladder: must be a list that starts with baseline"),
+                         (["baseline", "norm", "norm"], "ladder: flag 'norm' is listed twice"),
+                         (["baseline", "width"], "ladder: unknown flag 'width'; allowed flags are vocab_size, block_size")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            LadderConfig.parse(raw)
 
 
 def test_head_dim_is_optional_and_may_differ_from_width_over_heads():
@@ -128,7 +169,7 @@ def test_head_dim_is_optional_and_may_differ_from_width_over_heads():
 def test_an_annotation_outside_the_type_table_is_a_clear_programming_error():
     from dataclasses import dataclass
 
-    from modern_gpt.core.validate import check_types
+    from modern_gpt.config.validate import check_types
 
     @dataclass(frozen=True)
     class Odd:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from modern_gpt.core.files import token_bytes, write_bytes, write_json
-from modern_gpt.nn import ModelConfig
-from modern_gpt.training.config import TrainConfig
+from modern_gpt.config import ModelConfig, TrainConfig
 
 from conftest import toy_text
 

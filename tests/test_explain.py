@@ -14,7 +14,7 @@ from modern_gpt.hf.configs import normalise, read_config
 from modern_gpt.hf.counts import active_params, kv_caches, param_counts, weight_bytes
 from modern_gpt.hf.explain import explain
 from modern_gpt.hf.import_config import model_section
-from modern_gpt.nn import ModelConfig
+from modern_gpt.config import ModelConfig
 from modern_gpt.serving.kv_cache import dtype_bytes, human, kv_cache
 
 FIX = Path(__file__).parent / "fixtures" / "hf_configs"

@@ -14,7 +14,8 @@ from modern_gpt.nn import GPT
 from modern_gpt.pipeline.params import load
 from modern_gpt.reporting.report import build, fence
 from modern_gpt.reporting.settings import Settings
-from modern_gpt.serving.generate import generate, serve_row, serve_settings, timings
+from modern_gpt.config.sections import ServeConfig, section
+from modern_gpt.serving.generate import generate, serve_row, timings
 from test_report import ladder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def test_a_prompt_longer_than_the_context_is_one_line():
 
 
 def test_serve_row_measures_and_checks_the_cache():
-    s = serve_settings({"new_tokens": 10, "repeats": 2, "batch": 2})
+    s = section(ServeConfig, {"new_tokens": 10, "repeats": 2, "batch": 2}, "serve")
     model = GPT(FULL).eval()
     row = serve_row(model, [1, 2, 3], s)
     assert len(row["sample"]) == 10 and row["new_tokens"] == 10
@@ -56,20 +57,20 @@ def test_serve_row_measures_and_checks_the_cache():
     assert t.decode_tokens_per_sec > 0
 
 
-@pytest.mark.parametrize("section, message", [
+@pytest.mark.parametrize("raw, message", [
     ({"batch": 0}, "serve.batch=0: must be an integer in [1,"),
     ({"temperature": -1}, "serve.temperature=-1: must be a number in [0.0, 100.0)"),
     ({"top_k": 1.5}, "serve.top_k=1.5: must be an integer"),
     ({"colour": 1}, "serve.colour: unknown key"),
     ("x", "serve: must be a mapping"),
 ])
-def test_bad_serve_settings_are_one_line(section, message):
+def test_bad_serve_settings_are_one_line(raw, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
-        serve_settings(section)
+        section(ServeConfig, raw, "serve")
 
 
 def served(rows, kv_heads):
-    return [{"slug": r.slug, "seed": 0, "settings": serve_settings(None), "prompt": [1, 2], "prompt_text": "रामः ",
+    return [{"slug": r.slug, "seed": 0, "settings": dataclasses.asdict(ServeConfig()), "prompt": [1, 2], "prompt_text": "रामः ",
              "machine": "CPU X", "threads": 2, "torch": "2.13.0", "n_kv_head": k, "context": 64,
              "kv_bytes_per_token": 1024 * k, "kv_bytes_per_sequence": 65536 * k, "kv_bytes_tensor": 65536 * k,
              "weights_bytes": 3_000_000, "prefill_tokens_per_sec": 5000.0, "decode_tokens_per_sec": 900.0 + k,

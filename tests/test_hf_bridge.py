@@ -22,7 +22,8 @@ from modern_gpt.core.errors import ConfigError, DataError  # noqa: E402
 from modern_gpt.hf.convert import (  # noqa: E402
     export, from_hf, hf_class, hf_config, import_folder, to_hf,
 )
-from modern_gpt.nn import GPT, ModelConfig  # noqa: E402
+from modern_gpt.config import ModelConfig  # noqa: E402
+from modern_gpt.nn import GPT  # noqa: E402
 
 ATOL = 1e-5
 TINY = ModelConfig(vocab_size=37, block_size=32, n_layer=2, n_head=4, n_kv_head=4, n_embd=32)

@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from conftest import tiny_rows
-from modern_gpt.nn import ModelConfig
+from modern_gpt.config import ModelConfig
+from modern_gpt.config.choices import MLP_HIDDEN
 from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, RotaryPositions, SwiGLU, apply_rope, match_mlp, rope_cache
 
 
@@ -114,7 +115,7 @@ def test_no_bias_leaves_no_bias_anywhere(tiny_cfg, norm, qk_norm, mlp):
                                                        (48, 64, 128), (128, 32, 352), (24, 1, 64)])
 def test_swiglu_hidden_is_two_thirds_of_four_d_rounded_up(n_embd, multiple, hidden):
     cfg = ModelConfig(n_embd=n_embd, n_head=4, mlp="swiglu", mlp_multiple=multiple)
-    assert SwiGLU.default_hidden(cfg) == cfg.hidden == hidden
+    assert MLP_HIDDEN["swiglu"](cfg) == cfg.hidden == hidden == GPT(dataclasses.replace(cfg, vocab_size=8)).blocks[0].mlp.up.out_features
     mlp = GPT(cfg).blocks[0].mlp
     assert mlp.gate.out_features == mlp.up.out_features == mlp.down.in_features == hidden
 

@@ -11,10 +11,11 @@ import yaml
 
 from modern_gpt.core import params as params_file
 from modern_gpt.core.errors import ConfigError
-from modern_gpt.core.params import Yaml12Loader, read_yaml
-from modern_gpt.corpus.settings import data_settings, generate_settings, tokenizer_settings
+from modern_gpt.core.params import read_yaml
+from modern_gpt.config.sections import DataConfig, GenerateConfig, ReportConfig, TokenizerConfig, section
 from modern_gpt.pipeline.params import load, parse
 from modern_gpt.reporting.settings import Settings, report_settings
+from modern_gpt.reporting.stats import BAND
 
 ROOT = Path(__file__).resolve().parents[1]
 SEVEN_ROWS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
@@ -30,24 +31,27 @@ def test_the_committed_params_resolve_to_the_seven_row_ladder():
     assert [r.label for r in rows] == SEVEN_ROWS
     assert rows[0].config.n_kv_head == rows[0].config.n_head          # empty baseline n_kv_head: multi-head
     assert p.seeds == [0, 1, 2, 3, 4]                                      # five seeds per row
-    assert p.sweep["seeds"] == [0, 1, 2]                                   # the grid: the first three
+    assert p.sweep.seeds == [0, 1, 2]                                   # the grid: the first three
 
 
 def test_the_committed_corpus_and_report_sections_are_valid():
     raw = default()
-    generate_settings(raw["generate"])
-    assert data_settings(raw["data"])["val_fraction"] == 0.1
-    assert tokenizer_settings(raw["tokenizer"])["kind"] == "char"
+    section(GenerateConfig, raw["generate"], "generate")
+    assert section(DataConfig, raw["data"], "data").val_fraction == 0.1
+    assert section(TokenizerConfig, raw["tokenizer"], "tokenizer").kind == "char"
     assert isinstance(report_settings(raw["report"]), Settings)
+    assert ReportConfig().borderline == BAND                                 # the calibrated default
 
 
 @pytest.mark.parametrize("text, value", [
     ("x: no", "no"), ("x: yes", "yes"), ("x: on", "on"), ("x: true", True), ("x: False", False),
     ("x: 1e-3", 0.001), ("x: 1.0e-05", 1e-05), ("x: 010", 10), ("x: 0x10", 16), ("x:", None), ("x: null", None),
-    ("x: 1_000", "1_000"), ("x: .5", 0.5),
+    ("x: 1_000", 1000), ("x: .5", 0.5),
 ])
-def test_yaml_is_read_with_the_1_2_core_rules_like_dvc(text, value):
-    assert yaml.load(text, Loader=Yaml12Loader)["x"] == value
+def test_yaml_is_read_with_the_1_2_core_rules_like_dvc(text, value, tmp_path):
+    from dvc.utils.serialize import parse_yaml
+    (tmp_path / "p.yaml").write_text(text + "\n")
+    assert read_yaml(tmp_path / "p.yaml")["x"] == value == parse_yaml(text, "p.yaml")["x"]   # DVC's own reading
 
 
 def with_(section: str, key: str | None, value) -> dict:
@@ -127,13 +131,19 @@ def test_each_mistake_gives_one_line_naming_the_field(raw, message):
 
 
 # The corpus and report sections: checked where they are read (tokenize, generate and report stages).
+def checker(cls, name):
+    return lambda raw: section(cls, raw, name)
+
+
 BAD_SECTIONS = [
-    (tokenizer_settings, with_("tokenizer", "kind", "words")["tokenizer"],
+    (checker(TokenizerConfig, "tokenizer"), with_("tokenizer", "kind", "words")["tokenizer"],
      "tokenizer.kind='words': allowed values are char, akshara, bpe"),
-    (data_settings, with_("data", "val_fraction", 1.5)["data"], "data.val_fraction=1.5"),
+    (checker(DataConfig, "data"), with_("data", "val_fraction", 1.5)["data"], "data.val_fraction=1.5"),
     (report_settings, with_("report", "confidence", 2.0)["report"], "report.confidence=2.0"),
     (report_settings, with_("report", "borderline", -0.5)["report"], "report.borderline=-0.5: must be a number in"),
-    (generate_settings, with_("generate", "chars", 0)["generate"], "generate.chars=0: must be an integer >= 1"),
+    (checker(GenerateConfig, "generate"), with_("generate", "chars", 0)["generate"],
+     "generate.chars=0: must be an integer >= 1"),
+    (checker(GenerateConfig, "generate"), {"chars": 10}, "generate.seed: missing"),
 ]
 
 

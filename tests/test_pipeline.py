@@ -147,7 +147,7 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     record = json.loads((repo / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())
     assert record["code_md5"] and "stages/run.py" in record["code_files"]
     assert {f.split("/")[2] for f in record["code_files"] if f.startswith("src/")} == {
-        "__init__.py", "core", "nn", "training"}
+        "__init__.py", "config", "core", "nn", "training"}
     assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
     assert record["machine"] and f"{record['machine']}, cpu, {record['threads']} threads, torch {record['torch']}" \
         in (repo / "reports" / "ablation.md").read_text()
@@ -369,32 +369,47 @@ def test_an_edit_under_reporting_reruns_only_the_report(repo):
     restore(repo)
 
 
-def test_an_edit_under_nn_retrains_every_run_and_nothing_upstream(repo):
-    edit(repo / "src" / "modern_gpt" / "nn" / "model.py")
-    assert changed_stages(repo) == RUNS | SERVE | {"plan"}           # plan sizes MLPs with the model
-    restore(repo)
-    edit(repo / "src" / "modern_gpt" / "training" / "evaluate.py")
-    assert changed_stages(repo) == RUNS | SERVE | {"plan"}           # evaluation is part of every run
-    restore(repo)
-    edit(repo / "src" / "modern_gpt" / "corpus" / "tokenizers.py")
-    assert changed_stages(repo) == SERVE | {"generate", "tokenize"}  # serve decodes its samples
-    restore(repo)
-    edit(repo / "src" / "modern_gpt" / "serving" / "generate.py")
-    assert changed_stages(repo) == SERVE | {"report"}                # the report formats with serving's units
-    restore(repo)
+CORPUS, REPORT = {"generate", "tokenize"}, {"report"}
+# For each folder of src/modern_gpt/, a file in it and the stages an edit there reruns, as `dvc status` says.
+# Runs depend on the files they import, file by file: code no run imports (params reading, planning, labels,
+# checkpoint loading, the report) retrains nothing.
+EDITS = [
+    ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
+    ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
+    ("core/records.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
+    ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
+    ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
+    ("hf/configs.py", {"plan"}),
+    ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
+    ("nn/checkpoint.py", {"plan"} | SERVE),                           # loading weights: no run imports it
+    ("pipeline/labels.py", {"plan"}),
+    ("reporting/report.py", REPORT),
+    ("serving/generate.py", SERVE | REPORT),                          # the report formats with serving's units
+    ("training/evaluate.py", RUNS | SERVE),                           # evaluation is part of every run
+    ("cli/ablate.py", set()),                                         # the quick command: no stage imports it
+]
+
+
+def test_each_folder_of_the_package_reruns_the_stages_it_should(repo):
+    assert {path.split("/")[0] for path, _ in EDITS} == {
+        p.name for p in (ROOT / "src" / "modern_gpt").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    for path, stages in EDITS:
+        edit(repo / "src" / "modern_gpt" / path)
+        assert changed_stages(repo) == stages, path
+        restore(repo)
 
 
 @pytest.mark.parametrize("setting, stages", [
-    ("generate.seed=1", {"generate"}),
-    ("data.val_fraction=0.2", {"tokenize"}),
-    ("tokenizer.kind=akshara", {"tokenize"}),
-    ("report.confidence=0.9", {"report"}),
-    ("report.overfit_rise=0.5", {"report"}),
+    ("generate.seed=1", {"generate", "plan"}),                 # plan checks every setting: it reads them all
+    ("data.val_fraction=0.2", {"tokenize", "plan"}),
+    ("tokenizer.kind=akshara", {"tokenize", "plan"}),
+    ("report.confidence=0.9", {"report", "plan"}),
+    ("report.overfit_rise=0.5", {"report", "plan"}),
     ("train.iters=21", {"plan"}),
     ("ablation.match_params=true", {"plan"}),
     ("sweep.lr=[4,8]", {"plan", "sweep@qk_norm-8-0", "sweep@qk_norm-8-1"}),   # and the new rate's runs
-    ("report.spike_threshold=0.3", {"report"}),
-    ("serve.top_k=5", SERVE),
+    ("report.spike_threshold=0.3", {"report", "plan"}),
+    ("serve.top_k=5", SERVE | {"plan"}),
 ])
 def test_a_params_change_is_seen_by_the_stage_that_reads_it(repo, setting, stages):
     section, value = setting.split("=")
@@ -440,8 +455,8 @@ def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(r
     out = sh([*DVC, "exp", "run", "-S", "seeds=[0,1,2]"], repo)
     assert {s for s in ran(out.stdout) if s.startswith("run@")} == {f"run@{row}-2" for row in ROWS}
     assert all(m["n"] == 3 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
-    out = sh([*DVC, "exp", "run", "-S", "seeds=[1]", "-S", "sweep.seeds=[1]"], repo)   # the grid's: main table's
-    assert ran(out.stdout) == SERVE | {"plan", "report"}            # serve: each row's first seed, now 1
+    out = sh([*DVC, "exp", "run", "-S", "seeds=[1]", "-S", "sweep.seeds=[1]", "-S", "serve.run_seed=1"], repo)
+    assert ran(out.stdout) == SERVE | {"plan", "report"}            # serve: each row's run of seed 1 now
     assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
     assert "n/a (1 seed)" in (repo / "reports" / "ablation.md").read_text()
     # the report reads the runs the plan lists, never a glob: a stray run on disk changes nothing it prints
@@ -462,6 +477,36 @@ def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
     assert "error: model.bias='no': must be true or false" in out.stderr + out.stdout
     assert "Traceback" not in out.stderr + out.stdout
     assert (repo / "reports" / "ablation.md").read_bytes() == before
+    sh(["git", "checkout", "params.yaml"], repo)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"trian": {"iters": 5}}, "params.trian: unknown section; allowed are generate, data, tokenizer"),
+    ({"seeds": []}, "seeds: give at least one seed"),
+    ({"report": {"confidence": 95}}, "report.confidence=95: must be a number in [0.5, 1.0)"),
+])
+def test_every_setting_is_checked_by_plan_before_anything_trains(repo, change, message):
+    params = read_yaml(repo / "params.yaml")
+    (repo / "params.yaml").write_text(yaml.safe_dump({**params, **change}, sort_keys=False))
+    out = sh([*DVC, "repro"], repo, check=False)
+    assert out.returncode != 0 and message in out.stdout + out.stderr
+    assert "Traceback" not in out.stdout + out.stderr and "Could not find" not in out.stdout + out.stderr
+    assert not {s for s in ran(out.stdout) if s.startswith(("run@", "sweep@", "serve@"))}
+    sh(["git", "checkout", "params.yaml"], repo)
+    restore(repo)
+
+
+def test_tokenize_refuses_a_split_too_short_for_one_example_before_it_writes(repo):
+    before = {p.name: p.read_bytes() for p in (repo / "data" / "tokenized").iterdir()}
+    (repo / "data" / "tiny.txt").write_text("अग्नि", encoding="utf-8")
+    params = read_yaml(repo / "params.yaml")
+    params["data"]["corpus"] = "data/tiny.txt"
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    out = sh([sys.executable, "stages/tokenize.py"], repo, check=False)
+    assert out.returncode != 0 and "split has" in out.stderr and "block_size=16 needs at least 17" in out.stderr
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert {p.name: p.read_bytes() for p in (repo / "data" / "tokenized").iterdir()} == before
+    (repo / "data" / "tiny.txt").unlink()
     sh(["git", "checkout", "params.yaml"], repo)
 
 
@@ -502,7 +547,7 @@ def test_each_stage_reads_only_its_declared_deps_and_every_data_dep_it_declares(
         log = tmp_path / f"{name}.json"
         sh([sys.executable, "-c", AUDIT, str(log), *cmd[1:]], copy)
         reads = json.loads(log.read_text())
-        deps = [d["path"] for d in stage["deps"]] + (["params.yaml"] if stage.get("params") else [])
+        deps = [d["path"] for d in stage["deps"]] + list(stage.get("params", {}))   # params files: params.yaml, configs
         stray = [r for r in reads if not any(r == d or r.startswith(d + "/") for d in deps)]
         assert not stray, f"{name} read files it does not depend on: {stray}"
         data_deps = [d for d in deps if not d.startswith(("src/", "stages/"))]

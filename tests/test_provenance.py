@@ -4,11 +4,12 @@ import math
 
 import pytest
 
+from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.core.records import Point, RunRecord
 from modern_gpt.reporting.provenance import code_line, provenance
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
 
-MODEL = {"n_layer": 3, "n_head": 6, "n_embd": 96, "block_size": 48, "dropout": 0.1, "mlp_hidden": 0}
+MODEL = {"n_layer": 3, "n_head": 6, "n_kv_head": 6, "n_embd": 96, "block_size": 48, "dropout": 0.1, "mlp_hidden": 0}
 TRAIN = {"iters": 1500, "batch_size": 8, "lr": 0.002, "min_lr": 0.0002, "warmup_iters": 50, "weight_decay": 0.1,
          "grad_clip": 1.0, "eval_interval": 250, "eval_iters": 5}
 META = {
@@ -28,7 +29,8 @@ def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: s
            files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1", machine: str = EPYC,
            threads: int = 2, processes: int = 1) -> RunRecord:
     return RunRecord(
-        row=row, seed=seed, model=dict(model or MODEL), train=dict(TRAIN), diverged=False, steps=TRAIN["iters"],
+        row=row, seed=seed, model=ModelConfig.from_dict({**MODEL, **(model or {})}), train=TrainConfig.from_dict(TRAIN),
+        diverged=False, steps=TRAIN["iters"],
         curve=(Point(0, 3.0, 3.0), Point(TRAIN["iters"], val, val)), train_loss=val, val_loss=val,
         val_bpc=val / math.log(2), params=200_000, params_non_embedding=190_000, secs=12.0, tokens_per_sec=3000.0,
         device=device, torch=torch, machine=machine, threads=threads, processes=processes, python="3.11.7", code_md5=md5,

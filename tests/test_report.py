@@ -9,6 +9,7 @@ import statistics
 
 import pytest
 
+from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.core.records import Point, RunRecord
 from modern_gpt.reporting.report import COLUMNS, build, markdown_table, memorised, overfitting
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
@@ -27,7 +28,7 @@ def run(seed: int, val: float | None, train: float | None = None, params: int = 
     diverged = val is None
     points = curve if curve is not None else ([] if diverged else [3.0, 2.0, val])
     return RunRecord(
-        row=row, seed=seed, model=dict(MODEL), train=dict(TRAIN), diverged=diverged, steps=100 * len(points),
+        row=row, seed=seed, model=ModelConfig.from_dict(MODEL), train=TrainConfig.from_dict(TRAIN), diverged=diverged, steps=100 * len(points),
         curve=tuple(Point(iter=100 * i, train=v, val=v) for i, v in enumerate(points)),
         train_loss=None if diverged else (train or val), val_loss=val,
         val_bpc=None if diverged else val / math.log(2),

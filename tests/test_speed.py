@@ -24,7 +24,7 @@ from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.reporting.provenance import speed_line
 from modern_gpt.training.batched import Stacked, train_seeds
-from modern_gpt.training.config import TrainConfig
+from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.training.loop import make_optimizer, train
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,7 +142,7 @@ def test_bf16_autocast_trains_on_cpu_and_rounds_differently(toy):
 
 def test_the_report_says_how_the_runs_computed():
     def record(**train) -> RunRecord:
-        return RunRecord(row="r", seed=0, model={}, train={"dtype": "float32", "compile": "none", **train},
+        return RunRecord(row="r", seed=0, model=ModelConfig(), train=TrainConfig(**train),
                          diverged=False, steps=1, curve=(), train_loss=1.0, val_loss=1.0, val_bpc=1.0, params=1,
                          params_non_embedding=1, secs=1.0, tokens_per_sec=1.0, device="cpu", torch="2",
                          compiled_graphs=2 if train else 0, cached_graphs=1 if train else 0)
@@ -159,7 +159,7 @@ COMPILED_RUN = textwrap.dedent("""
     from conftest import tiny_rows, toy_text
     from modern_gpt.corpus.reading import split_text
     from modern_gpt.corpus.tokenizers import SymbolTokenizer
-    from modern_gpt.training.config import TrainConfig
+    from modern_gpt.config import TrainConfig
     from modern_gpt.training.run import run
     text = toy_text(3000)
     tok = SymbolTokenizer.fit({"kind": "char"}, text)

@@ -16,6 +16,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
 PACKAGE = "src/modern_gpt"
+SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "launch", "ablation",
+            "sweep", "serve", "report")
 PROBE = """
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("stage", sys.argv[1])
@@ -60,15 +62,35 @@ def test_every_declared_code_folder_is_one_the_stage_imports_from(name):
     assert not unused, f"{name} depends on code it never imports (needless reruns): {unused}"
 
 
+def declared_sections(stage: dict) -> list[str]:
+    """The params.yaml sections a stage declares: `section` or `section.key`; `params.yaml:` is all of them."""
+    out = []
+    for p in stage.get("params", []):
+        if isinstance(p, dict):
+            out += list(SECTIONS) if "params.yaml" in p else []    # another file (a run's config): not params.yaml
+        else:
+            out.append(p.split(".")[0])
+    return sorted(set(out))
+
+
 @pytest.mark.parametrize("name", list(STAGES))
 def test_the_params_sections_a_stage_reads_are_the_ones_it_declares(name):
     _, sections = probe(STAGES[name]["cmd"].split()[1])
-    assert sorted(sections) == sorted(STAGES[name].get("params", []))
+    assert sorted(sections) == declared_sections(STAGES[name])
+
+
+def test_plan_depends_on_all_of_params_yaml_and_runs_on_their_own_config_file():
+    assert {"params.yaml": None} in STAGES["plan"]["params"]
+    for family in ("run", "aa", "loo", "rerun", "sweep"):
+        (entry,) = STAGES[family]["params"]
+        (path,) = entry
+        assert path.startswith("configs/") and path.endswith(".json") and entry[path] is None
+        assert STAGES[family]["deps"] == STAGES["run"]["deps"]          # the one list, written once
 
 
 def test_the_guard_would_catch_a_missing_folder():
     """The check itself: a stage that imports nn/ but does not declare it is caught."""
-    stage = {**STAGES["run"], "deps": [d for d in STAGES["run"]["deps"] if d != f"{PACKAGE}/nn"]}
+    stage = {**STAGES["run"], "deps": [d for d in STAGES["run"]["deps"] if d != f"{PACKAGE}/nn/model.py"]}
     imported, _ = probe(stage["cmd"].split()[1])
     assert [f for f in imported if not any(under(f, d) for d in code_deps(stage))]
 

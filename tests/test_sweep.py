@@ -8,13 +8,12 @@ import pytest
 import torch
 
 from modern_gpt.core.records import RunRecord
-from modern_gpt.nn import ModelConfig
+from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import lr_plot, lr_rows
 from modern_gpt.reporting.report import build
 from modern_gpt.reporting.results import ladder_results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.sweep import SweepRow, at_best, cell, expected_max, selection_bias, spikes
-from modern_gpt.training.config import TrainConfig
 from modern_gpt.training.loop import Watch, train
 from test_report import run
 
@@ -75,7 +74,8 @@ def grid(rows: dict[str, dict[float, list[float | None]]], curves: dict | None =
 
     def records(slug, m, vals):
         return [dataclasses.replace(run(seed, v, row=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
-                                    diverged=v is None, train={"warmup_iters": 1, "lr": 0.002 * m})
+                                    diverged=v is None, train=TrainConfig(warmup_iters=1, lr=0.002 * m,
+                                                                             min_lr=0.0002 * m))
                 for seed, v in enumerate(vals)]
 
     ladder = ladder_results([(slug, label, records(slug, 1.0, rows[slug][1.0]))

@@ -10,8 +10,9 @@ from modern_gpt.core.errors import DataError
 from modern_gpt.corpus.reading import read_corpus, split_text
 from modern_gpt.corpus.sanskrit import generate
 from modern_gpt.corpus.tokenizers import BPETokenizer, SymbolTokenizer, fit_tokenizer, load_tokenizer
-from modern_gpt.nn import GPT, ModelConfig
-from modern_gpt.training.config import TrainConfig
+from modern_gpt.config.sections import TokenizerConfig
+from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.nn import GPT
 from modern_gpt.training.evaluate import score
 
 TEXT = generate(20_000, seed=3)
@@ -48,7 +49,7 @@ def test_bad_corpora_give_one_line(tmp_path, make, message):
 @pytest.mark.parametrize("spec", SPECS, ids=[s["kind"] for s in SPECS])
 def test_every_tokenizer_round_trips_and_reloads(spec):
     train_text, val_text = split_text(TEXT, 0.1)
-    tok = fit_tokenizer(spec, train_text, val_text)
+    tok = fit_tokenizer(TokenizerConfig(**spec), train_text, val_text)
     assert tok.decode(tok.encode(val_text)) == val_text
     again = load_tokenizer(tok.to_dict())
     assert again.encode(val_text) == tok.encode(val_text) and again.vocab_size == tok.vocab_size
@@ -56,7 +57,7 @@ def test_every_tokenizer_round_trips_and_reloads(spec):
 
 def test_aksharas_are_fewer_tokens_than_characters_and_bpe_fewer_than_bytes():
     train_text, val_text = split_text(TEXT, 0.1)
-    counts = {s["kind"]: len(fit_tokenizer(s, train_text, val_text).encode(val_text)) for s in SPECS}
+    counts = {s["kind"]: len(fit_tokenizer(TokenizerConfig(**s), train_text, val_text).encode(val_text)) for s in SPECS}
     assert counts["char"] == len(val_text)
     assert counts["akshara"] < 0.7 * counts["char"]
     assert counts["bpe"] < 0.5 * len(val_text.encode("utf-8"))           # merges learned: well under one per byte
@@ -64,7 +65,7 @@ def test_aksharas_are_fewer_tokens_than_characters_and_bpe_fewer_than_bytes():
 
 def test_bpe_learns_from_the_training_split_only():
     train_text, val_text = "ab ab ba " * 200, "zyxw " * 200
-    tok = fit_tokenizer(BPE, train_text, val_text)
+    tok = fit_tokenizer(TokenizerConfig(**BPE), train_text, val_text)
     assert len(tok.encode(" zyxw")) > 1                                    # never merged: it was not in train
     assert len(BPETokenizer.fit(BPE, val_text).encode(" zyxw")) == 1     # it would be, had val been seen
 
@@ -88,7 +89,7 @@ def test_split_refuses_an_impossible_fraction():
 def test_bits_per_character_of_a_uniform_model(spec):
     """A model that predicts uniformly over V tokens scores log2(V) × tokens/characters."""
     train_text, val_text = split_text(TEXT, 0.1)
-    tok = fit_tokenizer(spec, train_text, val_text)
+    tok = fit_tokenizer(TokenizerConfig(**spec), train_text, val_text)
     val = torch.tensor(tok.encode(val_text))
     model = GPT(ModelConfig(vocab_size=tok.vocab_size, block_size=16, n_layer=1, n_embd=16))
     torch.nn.init.zeros_(model.lm_head.weight)                             # zero logits: uniform

@@ -14,7 +14,7 @@ from modern_gpt.corpus.reading import split_text
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
-from modern_gpt.training.config import TrainConfig
+from modern_gpt.config import TrainConfig
 from modern_gpt.training.evaluate import score
 from modern_gpt.training.loop import get_lr, perturb, train
 from modern_gpt.training.run import machine, run

@@ -8,13 +8,14 @@ import sys
 
 import torch
 
+from ..config import ModelConfig
 from ..core.errors import ConfigError, DataError
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
-from ..nn import ModelConfig
 from ..pipeline.ladder import LADDER, MODERN, ladder
 from ..training.batches import check_length
-from ..training.config import COMPILE_MODES, DTYPES, TrainConfig
+from ..config import PROFILES, TrainConfig
+from ..config.choices import COMPILE_MODES, DTYPES
 from ..training.loop import fast_matmuls, resolve_device
 from . import ablate, bench
 from . import explain as explain_cli
@@ -22,10 +23,8 @@ from . import hf_io, repro, sample, shard
 
 COMMANDS = ("ablate", "bench")
 
-# --smoke: the toy corpus and a model small enough that seven rows train in seconds on a laptop CPU.
-SMOKE = dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=16, iters=200, lr=3e-3)
-# Otherwise: nanoGPT's CPU recipe shape (4 layers, 4 heads, 128 wide, 64 context, batch 12).
-DEFAULT = dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, iters=1000, lr=1e-3)
+# --smoke: the toy corpus and PROFILES["smoke"]; otherwise PROFILES["cpu"] (nanoGPT's CPU recipe)
+SMOKE, DEFAULT = PROFILES["smoke"], PROFILES["cpu"]
 SMOKE_CORPUS_CHARS = 2400
 BUNDLED_CORPUS_CHARS = 2_000_000         # as params.yaml's generate.chars
 

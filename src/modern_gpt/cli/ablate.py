@@ -12,7 +12,7 @@ import torch
 from ..pipeline.ladder import Row
 from ..reporting.results import RowResult, row_result
 from ..reporting.stats import verdict_text
-from ..training.config import TrainConfig
+from ..config import TrainConfig
 from ..training.run import run, run_seeds
 
 

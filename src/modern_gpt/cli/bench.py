@@ -19,10 +19,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..nn import GPT, ModelConfig
+from ..config import ModelConfig, TrainConfig
+from ..nn import GPT
 from ..pipeline.ladder import Row
 from ..training.batched import Stacked
-from ..training.config import TrainConfig
 from ..training.loop import accelerate, make_optimizer, resolve_device, step
 
 

@@ -9,7 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import DataError
+from ..config import ModelConfig, TrainConfig
+from .errors import ConfigError, DataError
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,8 @@ class Point:
 class RunRecord:
     row: str                          # the row's slug: 'baseline', 'norm', 'loo_pos', ...
     seed: int
-    model: dict                       # the resolved model config the run trained
-    train: dict                       # the training config
+    model: ModelConfig                # the resolved model config the run trained
+    train: TrainConfig                # the training config
     diverged: bool                    # the loss diverged (non-finite, or 10% above uniform past warm-up)
     steps: int                        # optimiser steps done
     curve: tuple[Point, ...]          # every eval_interval steps, and at the end
@@ -59,5 +60,9 @@ class RunRecord:
         if not isinstance(d, dict) or set(required) - set(d) or set(d) - set(names):
             got = sorted(d) if isinstance(d, dict) else type(d).__name__
             raise DataError(f"{where}: not a run record of this version (keys {got}); rerun it: dvc repro")
-        return cls(**{**d, "curve": tuple(Point(**p) for p in d["curve"]),
+        try:
+            model, train = ModelConfig.from_dict(d["model"]), TrainConfig.from_dict(d["train"])
+        except ConfigError as e:
+            raise DataError(f"{where}: {e}; rerun it: dvc repro") from None
+        return cls(**{**d, "model": model, "train": train, "curve": tuple(Point(**p) for p in d["curve"]),
                       "code_files": tuple(d.get("code_files", ())), "losses": tuple(d.get("losses", ()))})

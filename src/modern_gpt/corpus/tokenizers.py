@@ -8,10 +8,14 @@ entry in TOKENIZERS.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..config.choices import registered
+from ..config.sections import TOKENIZER_KINDS, TokenizerConfig
 from ..core.errors import DataError
 from .akshara import aksharas
 
@@ -114,12 +118,13 @@ class BPETokenizer:
         return {"kind": "bpe", "tokenizer": json.loads(self.tokenizer.to_str())}
 
 
-TOKENIZERS: dict[str, type] = {"char": SymbolTokenizer, "akshara": SymbolTokenizer, "bpe": BPETokenizer}
+TOKENIZERS: dict[str, type] = registered("tokenizer.kind", TOKENIZER_KINDS,
+                                         {"char": SymbolTokenizer, "akshara": SymbolTokenizer, "bpe": BPETokenizer})
 
 
-def fit_tokenizer(spec: dict, train_text: str, val_text: str) -> Tokenizer:
-    """The tokenizer params.yaml asks for (a validated `tokenizer` section), fitted to the text."""
-    return TOKENIZERS[spec["kind"]].fit(spec, train_text, val_text)
+def fit_tokenizer(cfg: TokenizerConfig, train_text: str, val_text: str) -> Tokenizer:
+    """The tokenizer params.yaml asks for (its checked `tokenizer` section), fitted to the text."""
+    return TOKENIZERS[cfg.kind].fit(dataclasses.asdict(cfg), train_text, val_text)
 
 
 def load_tokenizer(spec: dict) -> Tokenizer:

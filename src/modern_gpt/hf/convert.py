@@ -26,8 +26,9 @@ from typing import Any
 
 import torch
 
+from ..config import ModelConfig
 from ..core.errors import ConfigError, DataError
-from ..nn import GPT, ModelConfig
+from ..nn import GPT
 from ..nn.checkpoint import load_into, load_run
 
 GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..nn import ModelConfig
+from ..config import ModelConfig
 from .configs import normalise
 
 TOY = dict(n_layer=4, n_embd=128, n_head=4, block_size=64)

@@ -1,6 +1,5 @@
-"""The model and its config. Everything a training run computes with lives here or in training/."""
+"""The model. Everything a training run computes with lives here or in training/; its config is config/'s."""
 
-from .config import ModelConfig
 from .model import GPT
 
-__all__ = ["GPT", "ModelConfig"]
+__all__ = ["GPT"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import torch
 
+from ..config import ModelConfig
 from ..core.errors import DataError
-from .config import ModelConfig
 from .model import GPT
 
 

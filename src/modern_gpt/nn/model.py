@@ -1,7 +1,8 @@
 """The GPT, read top to bottom: norms → positions → attention → MLPs → block → GPT.
 
-Each switch of `ModelConfig` is one table here, value → module (NORMS, POSITIONS, MLPS, PLACEMENTS);
-validation accepts exactly the table's keys, so a new value is one entry. Optional pieces are
+Each switch of `ModelConfig` is one table here, value → module (NORMS, POSITIONS, MLPS, PLACEMENTS),
+registered against the names config/choices.py defines (a table with other keys fails at import), so a
+new value is its name there and one entry here. Optional pieces are
 `module if flag else None` with a single `if ... is not None` in forward.
 """
 
@@ -16,17 +17,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..config import choices
+from ..config.choices import registered
+
 if TYPE_CHECKING:
-    from .config import ModelConfig
+    from ..config import ModelConfig
 
 Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin of the positions in hand, (T, head_size/2) each
 
 
-NORMS = {
+NORMS = registered("norm", choices.NORMS, {
     "layernorm": lambda dim, cfg: nn.LayerNorm(dim, eps=cfg.norm_eps, bias=cfg.bias),   # centre, scale, shift
     # LayerNorm without the centring: x / rms(x) · gain, no bias (F.rms_norm, torch's own kernel)
     "rmsnorm": lambda dim, cfg: nn.RMSNorm(dim, eps=cfg.norm_eps),
-}
+})
 
 
 def make_norm(cfg: ModelConfig, dim: int) -> nn.Module:
@@ -93,7 +97,8 @@ class NoPositions(nn.Module):
         return None
 
 
-POSITIONS = {"learned": LearnedPositions, "rope": RotaryPositions, "none": NoPositions}
+POSITIONS = registered("pos", choices.POSITIONS,
+                       {"learned": LearnedPositions, "rope": RotaryPositions, "none": NoPositions})
 
 
 # ----------------------------------------------------------------------------------------- attention
@@ -179,10 +184,6 @@ class Attention(nn.Module):
 class MLP(nn.Module):
     """Step 1's feed-forward: 4·d hidden units (or cfg.mlp_hidden), GELU."""
 
-    @staticmethod
-    def default_hidden(cfg: ModelConfig) -> int:
-        return 4 * cfg.n_embd
-
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.up = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
@@ -194,12 +195,7 @@ class MLP(nn.Module):
 
 
 class SwiGLU(nn.Module):
-    """A gated feed-forward: silu(gate(x)) decides how much of up(x) gets through."""
-
-    @staticmethod
-    def default_hidden(cfg: ModelConfig) -> int:
-        """2/3 of GELU's 4·d keeps the three matrices near GELU's two; rounded up to mlp_multiple."""
-        return cfg.mlp_multiple * math.ceil(int(2 / 3 * 4 * cfg.n_embd) / cfg.mlp_multiple)
+    """A gated feed-forward: silu(gate(x)) decides how much of up(x) gets through (2/3 of GELU's width)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -212,7 +208,7 @@ class SwiGLU(nn.Module):
         return self.dropout(self.down(F.silu(self.gate(x)) * self.up(x)))
 
 
-MLPS = {"gelu": MLP, "swiglu": SwiGLU}
+MLPS = registered("mlp", choices.MLPS, {"gelu": MLP, "swiglu": SwiGLU})     # hidden widths: choices.MLP_HIDDEN
 
 
 # ----------------------------------------------------------------------------------------- block
@@ -229,7 +225,7 @@ def post_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | No
     return block.norm2(x + block.mlp(x))
 
 
-PLACEMENTS = {"pre": pre_norm, "post": post_norm}
+PLACEMENTS = registered("norm_placement", choices.PLACEMENTS, {"pre": pre_norm, "post": post_norm})
 
 
 class Block(nn.Module):

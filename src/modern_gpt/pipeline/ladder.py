@@ -6,8 +6,9 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Sequence
 
+from ..config import ModelConfig
+from ..config.sections import LadderConfig
 from ..core.errors import ConfigError
-from ..nn import ModelConfig
 from .labels import BASELINE, revert_label, row_label
 
 # The book's modern design, flag by flag, and the order in which it adds the changes.
@@ -23,24 +24,13 @@ class Row:
     changed: bool        # False when the flag's baseline and model values agree ("no change")
 
 
-def check_flags(flags: Sequence[str], where: str = "ladder") -> None:
-    known = [f.name for f in fields(ModelConfig)]
-    seen = set()
-    for flag in flags:
-        if flag not in known:
-            raise ConfigError(f"{where}: unknown flag {flag!r}; allowed flags are {', '.join(known)}")
-        if flag in seen:
-            raise ConfigError(f"{where}: flag {flag!r} is listed twice")
-        seen.add(flag)
-
-
 def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LADDER) -> list[Row]:
     """Rows from `baseline` to `model`, one flag at a time, in the order of `flags`.
 
     A flag whose two values agree still gets its row (marked changed=False), so a table always has
     one row per ladder entry and the reader sees that nothing changed there.
     """
-    check_flags(flags)
+    LadderConfig(tuple(flags))                                  # known flags, each once
     rows = [Row("baseline", BASELINE, baseline, True)]
     cfg = baseline
     for flag in flags:

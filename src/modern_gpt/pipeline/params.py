@@ -1,42 +1,36 @@
 """The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep), checked
-strictly.
-
-The plan stage reads these and nothing else; the corpus sections are corpus/settings.py's, the
-report's is reporting/settings.py's.
+strictly: each section alone by its config class (config/), then against the others (a leave-one-out flag must
+be a ladder flag, the grid's seeds the main table's).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import ModelConfig, TrainConfig
+from ..config.sections import AblationConfig, LadderConfig, LaunchConfig, SweepConfig, section
+from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
-from ..core.validate import check_keys, check_number, seed_list
-from ..nn import ModelConfig
-from ..training.config import TrainConfig
-from .ladder import Row, check_flags, ladder, leave_one_out
+from .ladder import Row, ladder, leave_one_out
 
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
-ABLATION_DEFAULTS: dict[str, Any] = {"match_params": False, "aa_seeds": [], "leave_one_out": [], "rerun": [],
-                                     "rerun_perturbation": 1e-7}
-SWEEP_DEFAULTS: dict[str, Any] = {"lr": [], "rows": [], "seeds": []}
 
 
 @dataclass(frozen=True)
 class Params:
-    model: dict                       # ModelConfig fields but vocab_size
-    baseline: dict                    # the Step 1 values of the ablation flags
-    ladder: list[str]                 # the flags after the baseline, in order
+    model: dict                       # ModelConfig fields but vocab_size (the tokenizer's, known after tokenize)
+    baseline: dict                    # the Step 1 values of the ablation flags: overrides of model
+    ladder: LadderConfig              # row 0 the baseline, then the flags in order
     seeds: list[int]
     train: TrainConfig
-    ablation: dict                    # match_params, aa_seeds, leave_one_out, rerun, rerun_perturbation
-    sweep: dict = dataclasses.field(default_factory=lambda: dict(SWEEP_DEFAULTS))   # lr (multiples), rows, seeds
+    ablation: AblationConfig
+    launch: LaunchConfig = LaunchConfig()
+    sweep: SweepConfig = SweepConfig()
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -48,10 +42,10 @@ class Params:
 
     def rows(self, vocab_size: int) -> list[Row]:
         """The ladder's rows for a tokenizer of `vocab_size` tokens."""
-        return ladder(*self.configs(vocab_size), self.ladder)
+        return ladder(*self.configs(vocab_size), self.ladder.flags)
 
     def leave_one_out(self, vocab_size: int) -> list[Row]:
-        return leave_one_out(*self.configs(vocab_size), self.ablation["leave_one_out"])
+        return leave_one_out(*self.configs(vocab_size), self.ablation.leave_one_out)
 
 
 def _mapping(raw: dict, name: str) -> dict:
@@ -69,90 +63,56 @@ def parse(raw: Any) -> Params:
     baseline = _mapping(s, "baseline")
     check_keys(baseline, "baseline", MODEL_KEYS)
 
-    flags = s["ladder"]
-    if not isinstance(flags, list) or not flags or flags[0] != "baseline":
-        raise ConfigError(f"ladder: must be a list that starts with baseline (row 0), then flags; got {flags!r}")
-    flags = flags[1:]
-    check_flags(flags)
+    ladder_ = LadderConfig.parse(s["ladder"])
+    flags, rows = list(ladder_.flags), list(ladder_.rows)
 
     seeds = seed_list("seeds", s["seeds"])
     if not seeds:
         raise ConfigError("seeds: give at least one seed")
 
     train = TrainConfig.from_dict(_mapping(s, "train"), "train")
-    ablation = {**ABLATION_DEFAULTS, **(s["ablation"] or {})}
-    check_keys(ablation, "ablation", list(ABLATION_DEFAULTS))
-    if not isinstance(ablation["match_params"], bool):
-        raise ConfigError(f"ablation.match_params={ablation['match_params']!r}: must be true or false")
-    aa = seed_list("ablation.aa_seeds", ablation["aa_seeds"])
+    ablation = section(AblationConfig, s["ablation"], "ablation")       # each value alone; against the rest:
+    aa = ablation.aa_seeds
     if aa and (len(aa) != len(seeds) or set(aa) & set(seeds)):
         raise ConfigError(f"ablation.aa_seeds={aa}: give {len(seeds)} seeds (as many as seeds), none of {seeds}")
-    loo = ablation["leave_one_out"]
+    loo = ablation.leave_one_out
     if not isinstance(loo, list) or any(f not in flags for f in loo) or len(set(loo)) != len(loo):
-        raise ConfigError(f"ablation.leave_one_out={loo!r}: must list flags of the ladder ({', '.join(flags)}), "
-                          "each once")
-
-    rerun = ablation["rerun"]
-    rows = ["baseline", *flags]
+        raise ConfigError(f"ablation.leave_one_out={ablation.leave_one_out!r}: must list flags of the ladder "
+                          f"({', '.join(flags)}), each once")
+    rerun = ablation.rerun
     if not isinstance(rerun, list) or any(r not in rows for r in rerun) or len(set(rerun)) != len(rerun):
-        raise ConfigError(f"ablation.rerun={rerun!r}: must list rows of the ladder ({', '.join(rows)}), each once")
-    check_number("ablation.rerun_perturbation", ablation["rerun_perturbation"], 1e-12, 0.01)
-    ablation["rerun"] = [r for r in rows if r in rerun]                # in ladder order
+        raise ConfigError(f"ablation.rerun={ablation.rerun!r}: must list rows of the ladder ({', '.join(rows)}), "
+                          "each once")
+    ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
-    params = Params(model=dict(model), baseline=dict(baseline), ladder=list(flags), seeds=list(seeds),
-                    train=train, ablation=ablation)
+    params = Params(model=dict(model), baseline=dict(baseline), ladder=ladder_, seeds=list(seeds),
+                    train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]))
     params.rows(vocab_size=1)                                   # the ladder must resolve, now
     params.leave_one_out(vocab_size=1)
-    check_launch(s["launch"], train.batch_size)
+    check_launch(params.launch, train.batch_size)
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows, seeds))
 
 
-TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
-
-
-def check_launch(raw: Any, batch_size: int) -> None:
-    """`launch`, what starts each training run's process (dvc.yaml puts it before `stages/run.py ...`):
-    `python`, or a torchrun command line that trains each run over N processes together, each an equal slice
-    of train.batch_size. Checked here, before any run starts, since torchrun wraps a child's one-line error in
-    a report of its own; an --nproc_per_node torchrun works out itself (auto, gpu) is checked by each run."""
-    if raw is None or raw == "python":
-        return
-    try:
-        words = shlex.split(raw) if isinstance(raw, str) else []
-    except ValueError:                            # an unclosed quote
-        words = []
-    if not any(words[:len(t)] == t for t in TORCHRUN):
-        raise ConfigError(f"launch={raw!r}: allowed are python, or torchrun with its options, e.g. "
-                          "torchrun --standalone --nproc_per_node=2")
-    line = " ".join(words)
-    found = re.search(r"--nproc[_-]per[_-]node[= ](\d+)\b", line)
-    if found and batch_size % int(found.group(1)):
-        n = int(found.group(1))
+def check_launch(launch: LaunchConfig, batch_size: int) -> None:
+    """Each of launch's processes trains an equal slice of the batch."""
+    n = launch.nproc
+    if n and batch_size % n:
         raise ConfigError(f"train.batch_size={batch_size}: launch runs {n} processes per run, each training an "
                           f"equal slice of the batch: use a multiple of {n}")
 
 
-def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> dict:
-    """The learning-rate grid: `lr`, multiples of train.lr (min_lr scales with it) other than 1, whose runs the
-    main table already has; `rows`, the ladder rows it covers (kept in ladder order); `seeds`, the seeds of the
-    main table it trains on (its runs at train.lr are the main table's on those seeds). lr or rows empty: off."""
-    if raw is not None and not isinstance(raw, dict):
-        raise ConfigError(f"sweep: must be a mapping with lr and rows, got {raw!r}")
-    sweep = {**SWEEP_DEFAULTS, **(raw or {})}
-    check_keys(sweep, "sweep", list(SWEEP_DEFAULTS))
-    lrs, covered = sweep["lr"], sweep["rows"]
-    if (not isinstance(lrs, list) or any(isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0
-                                         or m == 1 or m != m or m == float("inf") for m in lrs)
-            or len(set(lrs)) != len(lrs)):
-        raise ConfigError(f"sweep.lr={lrs!r}: must list multiples of train.lr, each a positive number other than 1 "
-                          "(the main table's runs), each once; [] switches the grid off")
+def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
+    """The learning-rate grid (config.sections.SweepConfig), checked against the ladder and the seeds: its rows
+    are ladder rows (kept in ladder order), its seeds the main table's (its runs at train.lr are those)."""
+    sweep = section(SweepConfig, raw, "sweep")
+    covered = sweep.rows
     if not isinstance(covered, list) or any(r not in rows for r in covered) or len(set(covered)) != len(covered):
-        raise ConfigError(f"sweep.rows={covered!r}: must list rows of the ladder ({', '.join(rows)}), each once")
-    grid_seeds = seed_list("sweep.seeds", sweep["seeds"])
-    if lrs and covered and (not grid_seeds or set(grid_seeds) - set(seeds)):
-        raise ConfigError(f"sweep.seeds={grid_seeds!r}: must list seeds of the main table ({seeds}), at least one; "
-                          "the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
-    return {"lr": list(lrs), "rows": [r for r in rows if r in covered], "seeds": [s for s in seeds if s in grid_seeds]}
+        raise ConfigError(f"sweep.rows={sweep.rows!r}: must list rows of the ladder ({', '.join(rows)}), each once")
+    if sweep.on and (not sweep.seeds or set(sweep.seeds) - set(seeds)):
+        raise ConfigError(f"sweep.seeds={sweep.seeds!r}: must list seeds of the main table ({seeds}), at least "
+                          "one; the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
+    return SweepConfig(lr=list(sweep.lr), rows=[r for r in rows if r in sweep.rows],
+                       seeds=[s for s in seeds if s in sweep.seeds])
 
 
 def load(path: str | Path = "params.yaml") -> Params:

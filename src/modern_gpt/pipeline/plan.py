@@ -13,7 +13,7 @@ from ..core.errors import ConfigError
 from ..hf.convert import hf_class
 from ..nn import GPT
 from ..nn.model import match_mlp
-from ..training.batches import check_split_sizes
+from ..config.validate import check_split_sizes
 from .ladder import Row
 from .params import Params
 
@@ -23,21 +23,21 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
     rows = p.rows(meta["vocab_size"])
     loo = p.leave_one_out(meta["vocab_size"])
     check_split_sizes(meta["train"]["tokens"], meta["val"]["tokens"], block_size=rows[0].config.block_size)
-    if p.ablation["match_params"]:
+    if p.ablation.match_params:
         target = GPT(rows[0].config).num_params(non_embedding=True)
         rows = [rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]]
         loo = [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in loo]
     configs = {r.slug: {"model": r.config.to_dict(), "train": p.train.to_dict()} for r in rows + loo}
-    perturbed = dataclasses.replace(p.train, init_perturbation=float(p.ablation["rerun_perturbation"]))
-    rerun = [r for r in rows if r.slug in p.ablation["rerun"]]
+    perturbed = dataclasses.replace(p.train, init_perturbation=p.ablation.rerun_perturbation)
+    rerun = [r for r in rows if r.slug in p.ablation.rerun]
     configs |= {f"rerun_{r.slug}": {"model": r.config.to_dict(), "train": perturbed.to_dict()} for r in rerun}
 
     # the learning-rate grid: each covered row at each multiple; slugs as dvc.yaml spells them (str of the number)
     sweep = []
-    if p.sweep["lr"]:
-        for r in (r for r in rows if r.slug in p.sweep["rows"]):
+    if p.sweep.lr:
+        for r in (r for r in rows if r.slug in p.sweep.rows):
             runs = []
-            for m in p.sweep["lr"]:
+            for m in p.sweep.lr:
                 scaled = dataclasses.replace(p.train, lr=p.train.lr * m, min_lr=p.train.min_lr * m)
                 configs[sweep_slug(r.slug, m)] = {"model": configs[r.slug]["model"], "train": scaled.to_dict()}
                 runs.append({"multiple": float(m), "slug": sweep_slug(r.slug, m)})
@@ -49,12 +49,12 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], dict[str, Any]]:
     return configs, {
         "rows": [entry(r) for r in rows],
         "seeds": p.seeds,
-        "aa_seeds": p.ablation["aa_seeds"],
+        "aa_seeds": p.ablation.aa_seeds,
         "leave_one_out": [entry(r) for r in loo],
         "rerun": [{**entry(r), "slug": f"rerun_{r.slug}", "of": r.slug} for r in rerun],
         "rerun_perturbation": perturbed.init_perturbation,
-        "match_params": p.ablation["match_params"],
-        "sweep": {"lr": p.train.lr, "rows": sweep, "seeds": p.sweep["seeds"]},
+        "match_params": p.ablation.match_params,
+        "sweep": {"lr": p.train.lr, "rows": sweep, "seeds": p.sweep.seeds},
     }
 
 

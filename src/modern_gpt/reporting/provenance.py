@@ -41,7 +41,7 @@ def hf_line(classes: list[tuple[str, str | None]]) -> str:
 
 def speed_line(runs: list) -> str:
     """How the runs computed: precision and compile mode (each a setting of train:, the same for every run)."""
-    settings = sorted({(run.train.get("dtype", "float32"), run.train.get("compile", "none")) for run in runs})
+    settings = sorted({(run.train.dtype, run.train.compile) for run in runs})
     parts = []
     for dtype, mode in settings:
         part = f"{dtype}{' autocast' if dtype != 'float32' else ''} (TF32 matmuls on CUDA), "
@@ -83,23 +83,23 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_para
     first = rows[0].runs[0]
     m, t = first.model, first.train
     runs = [run for r in rows for run in r.runs]
-    tokens = t["iters"] * t["batch_size"] * m["block_size"]
+    tokens = t.iters * t.batch_size * m.block_size
     c = meta["corpus"]
     info = {
         "corpus": f"`{c['path']}`: {c['chars']:,} characters, {c['bytes']:,} bytes, md5 `{c['md5']}`",
         "split": f"contiguous; the last {meta['val_fraction']:.0%} validates ({meta['val']['chars']:,} characters, "
                  f"{meta['val']['tokens']:,} tokens; train {meta['train']['tokens']:,} tokens)",
         "tokenizer": f"{meta['tokenizer']}, vocabulary {meta['vocab_size']:,}",
-        "model shape": f"{m['n_layer']} layers, {m['n_head']} heads, {m['n_embd']} wide, context {m['block_size']}, "
-                       f"dropout {m['dropout']}",
+        "model shape": f"{m.n_layer} layers, {m.n_head} heads, {m.n_embd} wide, context {m.block_size}, "
+                       f"dropout {m.dropout}",
         "seeds": ", ".join(str(run.seed) for run in rows[0].runs),
-        "training": f"{t['iters']:,} steps × {t['batch_size']} sequences × {m['block_size']} tokens = {tokens:,} "
+        "training": f"{t.iters:,} steps × {t.batch_size} sequences × {m.block_size} tokens = {tokens:,} "
                     f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); fused AdamW, "
-                    f"lr {t['lr']:g} → {t['min_lr']:g} (warm-up {t['warmup_iters']}, cosine), weight decay "
-                    f"{t['weight_decay']:g}, clip {t['grad_clip']:g}",
+                    f"lr {t.lr:g} → {t.min_lr:g} (warm-up {t.warmup_iters}, cosine), weight decay "
+                    f"{t.weight_decay:g}, clip {t.grad_clip:g}",
         "speed": speed_line(runs),
-        "evaluation": f"{t['eval_iters'] * t['batch_size']} fixed windows of {m['block_size']} tokens per split, "
-                      f"every {t['eval_interval']} steps and at the end",
+        "evaluation": f"{t.eval_iters * t.batch_size} fixed windows of {m.block_size} tokens per split, "
+                      f"every {t.eval_interval} steps and at the end",
         "training code": code_line(rows),
         "machine": machine_line([*rows, *others]),
     }
@@ -107,7 +107,7 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_para
         info["Hugging Face"] = hf_line(list(hf_classes))
     if match_params:
         info["parameter matching"] = "on: MLP hidden sizes " + ", ".join(
-            f"{r.label} {r.runs[0].model['mlp_hidden'] or 'default'}" for r in rows)
+            f"{r.label} {r.runs[0].model.mlp_hidden or 'default'}" for r in rows)
     if floor is not None:
         info["floor"] = (f"{floor['nats_per_char']:.4f} ± {floor['se']:.4f} nats per character "
                          f"({floor['nats_per_char'] / math.log(2):.3f} bpc): the entropy of the process that "

@@ -470,7 +470,7 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
     if serve:
         parts += serving_section(rows, list(serve), s)
     if sweep:
-        parts += sweep_section(list(sweep), list(pairs), s, sweep_plot, rows[0].runs[0].train["lr"], uniform)
+        parts += sweep_section(list(sweep), list(pairs), s, sweep_plot, rows[0].runs[0].train.lr, uniform)
     if reruns:
         parts += rerun_section(list(reruns), perturbation, s)
         table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]

@@ -65,7 +65,7 @@ class Cell:
 def cell(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float) -> Cell:
     runs = tuple(runs)
     return Cell(multiple, lr, runs, summarize([r.val_loss for r in runs]),
-                tuple(spikes(r.losses, threshold, r.train["warmup_iters"]) for r in runs), multiple == 1)
+                tuple(spikes(r.losses, threshold, r.train.warmup_iters) for r in runs), multiple == 1)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..config.sections import ServeConfig
 from ..core.errors import ConfigError
 from ..nn import GPT
 from ..nn.model import KVCache
@@ -105,43 +106,23 @@ def timings(model: GPT, batch: int, prompt_len: int, new_tokens: int, *, repeats
 
 # ----------------------------------------------------------------------------------------- one row's serving
 
-SERVE_DEFAULTS = {"prompt_tokens": 16, "new_tokens": 48, "temperature": 0.8, "top_k": 20, "seed": 0, "batch": 8,
-                  "repeats": 5}
-
-
-def serve_settings(section: dict | None) -> dict:
-    """params.yaml's `serve:` section, every key optional, checked: one line per mistake."""
-    from ..core.validate import check_keys, check_number
-    section = {} if section is None else section
-    if not isinstance(section, dict):
-        raise ConfigError(f"serve: must be a mapping, got {section!r}")
-    check_keys(section, "serve", list(SERVE_DEFAULTS))
-    s = {**SERVE_DEFAULTS, **section}
-    for key in ("prompt_tokens", "new_tokens", "batch", "repeats"):
-        check_number(f"serve.{key}", s[key], 1, 1 << 20, integer=True)
-    check_number("serve.top_k", s["top_k"], 0, 1 << 20, integer=True)
-    check_number("serve.seed", s["seed"], 0, 1 << 63, integer=True)
-    check_number("serve.temperature", s["temperature"], 0.0, 100.0)
-    return s
-
-
-def serve_row(model: GPT, prompt: list[int], s: dict, device: torch.device | str = "cpu") -> dict:
+def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.device | str = "cpu") -> dict:
     """What one trained model costs to serve, and what it writes: a sample after `prompt` (sampled with the
     settings `s`), the KV cache's bytes (computed, and the cache tensor's real size), the weights' bytes, and
-    prefill / decode tokens per second (median of s['repeats'], s['batch'] sequences, greedy)."""
+    prefill / decode tokens per second (median of s.repeats, s.batch sequences, greedy)."""
     from .kv_cache import kv_cache
     cfg = model.cfg
     if len(prompt) + 1 > cfg.block_size:
         raise ConfigError(f"serve.prompt_tokens={len(prompt)}: leaves no room to generate in the context "
                           f"(block_size={cfg.block_size})")
-    new = min(s["new_tokens"], cfg.block_size - len(prompt))
-    out = generate(model, torch.tensor([prompt], device=device), new, temperature=s["temperature"],
-                   top_k=s["top_k"] or None, seed=s["seed"])
+    new = min(s.new_tokens, cfg.block_size - len(prompt))
+    out = generate(model, torch.tensor([prompt], device=device), new, temperature=s.temperature,
+                   top_k=s.top_k or None, seed=s.seed)
     computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_size, "float32", cfg.block_size)
     real = KVCache(cfg, batch=1, device=device)
     if real.nbytes != computed.bytes_per_sequence:            # the arithmetic and the tensor must agree
         raise AssertionError(f"KV cache: computed {computed.bytes_per_sequence} bytes, tensor {real.nbytes}")
-    t = timings(model, s["batch"], len(prompt), new, repeats=s["repeats"], device=device)
+    t = timings(model, s.batch, len(prompt), new, repeats=s.repeats, device=device)
     return {
         "sample": out[0, len(prompt):].tolist(),
         "n_kv_head": cfg.n_kv_head, "context": cfg.block_size,

@@ -18,12 +18,13 @@ import torch
 from torch.func import functional_call, stack_module_state, vmap
 from tqdm import tqdm
 
+from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
 from ..core.records import Point
-from ..nn import GPT, ModelConfig
+from ..nn import GPT
 from .batches import check_length, fixed_windows, get_batch
-from .config import TrainConfig
 from .distributed import ranks
+from .evaluate import autocast
 from .loop import LOSS_DECIMALS, Trained, Watch, get_lr, make_optimizer, perturb, resolve_device
 
 # vmap runs scaled_dot_product_attention one seed at a time (it has no batching rule yet) and says so
@@ -59,7 +60,7 @@ class Stacked:
 
     def losses(self, x: torch.Tensor, y: torch.Tensor, cfg: TrainConfig) -> torch.Tensor:
         """Every seed's loss on its own batch, (seeds,): the forward half of loop.step."""
-        with cfg.autocast(x.device):
+        with autocast(cfg, x.device):
             return self.train_losses(self.params, self.buffers, x, y)
 
     def update(self, optimizer: torch.optim.Optimizer, losses: torch.Tensor, cfg: TrainConfig) -> None:
@@ -110,7 +111,7 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
         total = torch.zeros(len(seeds), dtype=torch.float64)
         for i in range(0, len(x_all), train_cfg.batch_size):
             x, y = x_all[i: i + train_cfg.batch_size].to(device), y_all[i: i + train_cfg.batch_size].to(device)
-            with train_cfg.autocast(device):
+            with autocast(train_cfg, device):
                 total += stacked.eval_losses(stacked.params, stacked.buffers, x, y).double().cpu() * y.numel()
         stacked.skeleton.train()
         return (total / len(x_all) / x_all[0].numel()).tolist()

@@ -11,21 +11,12 @@ from pathlib import Path
 
 import torch
 
+from ..config.validate import check_split_sizes
 from ..core.errors import DataError
 
 
 def check_length(name: str, data: torch.Tensor, block_size: int) -> None:
     check_split_sizes(**{name: len(data)}, block_size=block_size)
-
-
-def check_split_sizes(train: int | None = None, val: int | None = None, *, block_size: int) -> None:
-    """Each split needs one window of block_size tokens plus its next-token target."""
-    for name, n in (("train", train), ("val", val)):
-        if n is not None and n < block_size + 1:
-            raise DataError(
-                f"corpus: the {name} split has {n:,} tokens; block_size={block_size} needs at least "
-                f"{block_size + 1:,} (use a longer corpus, a smaller block_size or another val_fraction)"
-            )
 
 
 def get_batch(data: torch.Tensor, block_size: int, batch_size: int, generator: torch.Generator):

@@ -6,8 +6,13 @@ import math
 
 import torch
 
+from ..config import TrainConfig
 from .batches import fixed_windows
-from .config import TrainConfig
+
+
+def autocast(cfg: TrainConfig, device: torch.device) -> torch.autocast:
+    """The precision context of every forward pass, training and evaluation alike."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=cfg.dtype == "bfloat16")
 
 
 @torch.no_grad()
@@ -21,7 +26,7 @@ def mean_loss(model: torch.nn.Module, windows: tuple[torch.Tensor, torch.Tensor]
     total, count = 0.0, 0
     for i in range(0, len(x_all), cfg.batch_size):
         x, y = x_all[i: i + cfg.batch_size].to(device), y_all[i: i + cfg.batch_size].to(device)
-        with cfg.autocast(device):
+        with autocast(cfg, device):
             _, loss = model(x, y)
         total += loss.item() * y.numel()
         count += y.numel()

@@ -16,13 +16,13 @@ from typing import Callable, Iterable
 import torch
 from tqdm import tqdm
 
+from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
 from ..core.records import Point
-from ..nn import GPT, ModelConfig
+from ..nn import GPT
 from .batches import check_length, fixed_windows, get_batch
-from .config import TrainConfig
 from .distributed import Ranks, global_mean, process_group, wrap
-from .evaluate import mean_loss
+from .evaluate import autocast, mean_loss
 
 LOSS_DECIMALS = 6       # each step's loss as the run record keeps it
 
@@ -123,7 +123,7 @@ def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tens
          cfg: TrainConfig, diverges: Callable[[float], bool] = lambda loss: not math.isfinite(loss)) -> float:
     """One optimiser step; returns the batch loss (under torchrun: over every process's slice of the batch).
     A loss that `diverges` is returned before any update."""
-    with cfg.autocast(x.device):
+    with autocast(cfg, x.device):
         _, loss = model(x, y)
     loss_value = global_mean(loss)
     if diverges(loss_value):

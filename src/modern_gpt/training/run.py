@@ -13,10 +13,10 @@ from pathlib import Path
 
 import torch
 
+from ..config import ModelConfig, TrainConfig
 from ..core.records import RunRecord
-from ..nn import GPT, ModelConfig
+from ..nn import GPT
 from .batched import train_seeds
-from .config import TrainConfig
 from .evaluate import bits_per_char
 from .loop import Trained, train
 
@@ -53,7 +53,7 @@ def record(row: str, seed: int, model_cfg: ModelConfig, train_cfg: TrainConfig, 
         scores = {"train_loss": last.train, "val_loss": last.val,
                   "val_bpc": bits_per_char(last.val, val_tokens, val_chars)}
     return RunRecord(
-        row=row, seed=seed, model=model_cfg.to_dict(), train=train_cfg.to_dict(),
+        row=row, seed=seed, model=model_cfg, train=train_cfg,
         diverged=trained.diverged, steps=trained.steps, curve=trained.curve, losses=trained.losses, **scores,
         params=model.num_params(), params_non_embedding=model.num_params(non_embedding=True),
         secs=secs, tokens_per_sec=trained.tokens_per_sec, device=trained.device,

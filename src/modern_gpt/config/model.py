@@ -1,8 +1,8 @@
 """The model's config: one typed field per ablation axis, validated on construction.
 
-Its defaults are the Step 1 (2017-style) GPT. The switches accept exactly the keys of the model's
-tables (NORMS, POSITIONS, MLPS, PLACEMENTS in model.py). Every check raises `ConfigError` with a
-one-line message that names the field and says what is allowed.
+Its defaults are the Step 1 (2017-style) GPT. The switches accept exactly the names in choices.py,
+against which nn/model.py registers its modules. Every check raises `ConfigError` with a one-line
+message that names the field and says what is allowed. Torch-free.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..core.validate import check_choice, check_positive, check_types, from_dict
-from .model import MLPS, NORMS, PLACEMENTS, POSITIONS
+from .choices import MLP_HIDDEN, MLPS, NORMS, PLACEMENTS, POSITIONS
+from .validate import check_choice, check_positive, check_types, from_dict
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class ModelConfig:
     @property
     def hidden(self) -> int:
         """The MLP's hidden width: mlp_hidden when set, else the MLP's own rule (GELU 4·d, SwiGLU 2/3 of it)."""
-        return self.mlp_hidden or MLPS[self.mlp].default_hidden(self)
+        return self.mlp_hidden or MLP_HIDDEN[self.mlp](self)
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "model") -> "ModelConfig":

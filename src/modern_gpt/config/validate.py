@@ -11,7 +11,7 @@ import types
 import typing
 from typing import Any, Callable, Mapping
 
-from .errors import ConfigError
+from ..core.errors import ConfigError, DataError
 
 
 def _is_int(v: Any) -> bool:
@@ -107,3 +107,13 @@ def seed_list(where: str, seeds: Any) -> list[int]:
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"{where}: {seeds} lists a seed twice")
     return seeds
+
+
+def check_split_sizes(train: int | None = None, val: int | None = None, *, block_size: int) -> None:
+    """Each split needs one window of block_size tokens plus its next-token target."""
+    for name, n in (("train", train), ("val", val)):
+        if n is not None and n < block_size + 1:
+            raise DataError(
+                f"corpus: the {name} split has {n:,} tokens; block_size={block_size} needs at least "
+                f"{block_size + 1:,} (use a longer corpus, a smaller block_size or another val_fraction)"
+            )

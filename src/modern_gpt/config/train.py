@@ -1,4 +1,8 @@
-"""The training config: one typed field per knob, validated on construction (one-line errors)."""
+"""The training config: one typed field per knob, validated on construction (one-line errors). Torch-free.
+
+Its defaults are the quick command's profile (`--smoke`); PROFILES names every training profile of the
+project, each defined once: the pipeline's is params.yaml's `train:` section.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
 from ..core.errors import ConfigError
-from ..core.validate import check_choice, check_number, check_positive, check_types, from_dict
-
-DEVICES = ("cpu", "cuda", "auto")
-COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")   # torch.compile's modes, or eager
-DTYPES = ("float32", "bfloat16")
+from .choices import COMPILE_MODES, DEVICES, DTYPES
+from .validate import check_choice, check_number, check_positive, check_types, from_dict
 
 
 @dataclass(frozen=True)
@@ -53,13 +52,19 @@ class TrainConfig:
         check_choice("dtype", self.dtype, DTYPES)
         check_number("init_perturbation", self.init_perturbation, 0.0, 0.01)
 
-    def autocast(self, device: torch.device) -> torch.autocast:
-        """The precision context of every forward pass, training and evaluation alike."""
-        return torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.dtype == "bfloat16")
-
     @classmethod
     def from_dict(cls, d: Any, where: str = "train") -> "TrainConfig":
         return from_dict(cls, d, where)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+# The training profiles, each defined once and named (a shape and the knobs it changes). "smoke": the quick
+# command's --smoke, TrainConfig's defaults on a model small enough that seven rows train in seconds; "cpu":
+# nanoGPT's CPU recipe, the quick command without --smoke. The pipeline's profile is params.yaml's train:.
+PROFILES: dict[str, dict[str, Any]] = {
+    "smoke": dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=TrainConfig.batch_size,
+                  iters=TrainConfig.iters, lr=TrainConfig.lr),
+    "cpu": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, iters=1000, lr=1e-3),
+}

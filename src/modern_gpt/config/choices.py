@@ -1,0 +1,43 @@
+"""The names every switch of the configs accepts, defined here once and torch-free.
+
+nn/model.py registers one module per name (its tables must have exactly these keys: it checks at import),
+training/ one behaviour per device, compile mode and dtype. A new norm, position scheme or MLP is its name
+here, its class and table entry in nn/model.py, and its ladder label (pipeline/labels.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .model import ModelConfig
+
+NORMS = ("layernorm", "rmsnorm")                 # centre + scale + bias | scale only
+POSITIONS = ("learned", "rope", "none")         # a table added | q and k rotated | NoPE: no position signal
+PLACEMENTS = ("pre", "post")                    # the norm inside the residual branch | after the sum (2017)
+
+
+def _swiglu_hidden(cfg: ModelConfig) -> int:
+    """2/3 of GELU's 4·d keeps the three matrices near GELU's two; rounded up to mlp_multiple."""
+    return cfg.mlp_multiple * math.ceil(int(2 / 3 * 4 * cfg.n_embd) / cfg.mlp_multiple)
+
+
+# each MLP's name and its own rule for the hidden width (mlp_hidden > 0 overrides it)
+MLP_HIDDEN: dict[str, Callable[[ModelConfig], int]] = {
+    "gelu": lambda cfg: 4 * cfg.n_embd,          # Step 1: 4·d hidden units
+    "swiglu": _swiglu_hidden,
+}
+MLPS = tuple(MLP_HIDDEN)
+
+DEVICES = ("cpu", "cuda", "auto")
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")   # torch.compile's modes, or eager
+DTYPES = ("float32", "bfloat16")
+
+
+def registered(axis: str, names: tuple[str, ...], table: dict) -> dict:
+    """`table` (name → module) if its keys are exactly `names`, else a TypeError naming the difference."""
+    if set(table) != set(names):
+        raise TypeError(f"{axis}: the modules registered ({', '.join(table)}) are not the config's names "
+                        f"({', '.join(names)})")
+    return table

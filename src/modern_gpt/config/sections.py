@@ -1,0 +1,219 @@
+"""The other sections of params.yaml, one frozen dataclass each, checked as ModelConfig and TrainConfig are.
+
+The mechanism is one: a frozen dataclass whose `__post_init__` checks each field with validate.py's helpers,
+built by `section()` (validate.from_dict: unknown keys refused, every error one line naming `section.key`).
+No run imports this file: a run reads its own resolved config (configs/<row>.json), so editing a setting's
+check here retrains nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Mapping, TypeVar
+
+from ..core.errors import ConfigError
+from .model import ModelConfig
+from .train import TrainConfig
+from .validate import check_choice, check_keys, check_number, from_dict, seed_list
+
+T = TypeVar("T")
+TOKENIZER_KINDS = ("char", "akshara", "bpe")      # corpus/tokenizers.py registers one class per name
+
+
+def section(cls: type[T], raw: Any, where: str) -> T:
+    """cls from a params.yaml section (None: the defaults); keys without a default must be given."""
+    raw = {} if raw is None else raw
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: must be a mapping of settings, got {raw!r}")
+    required = tuple(f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING)
+    check_keys(raw, where, [f.name for f in fields(cls)], required)
+    return from_dict(cls, dict(raw), where)
+
+
+def _integer(name: str, value: Any, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name}={value!r}: must be an integer >= {low}")
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    chars: int                    # characters of the bundled corpus
+    seed: int                     # its generator's seed
+
+    def __post_init__(self) -> None:
+        _integer("chars", self.chars, 1)
+        _integer("seed", self.seed, 0)
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    corpus: str                   # a UTF-8 text file or a folder of .txt files
+    val_fraction: float           # the last fraction of the text validates
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.corpus, str) or not self.corpus:
+            raise ConfigError(f"corpus={self.corpus!r}: must be a path to a text file or folder")
+        vf = self.val_fraction
+        if isinstance(vf, bool) or not isinstance(vf, (int, float)) or not 0 < vf < 1:
+            raise ConfigError(f"val_fraction={vf!r}: must be a number between 0 and 1 (exclusive)")
+        object.__setattr__(self, "val_fraction", float(vf))
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    kind: str                     # char | akshara | bpe
+    vocab_size: int | None = None  # bpe only
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, TOKENIZER_KINDS)
+        if self.kind == "bpe":
+            check_number("vocab_size", self.vocab_size, 257, 1 << 20, integer=True)
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    prompt_tokens: int = 16       # the prompt: the start of the validation text
+    new_tokens: int = 48          # then this many tokens, at most up to the context
+    temperature: float = 0.8      # the sample in the report: 0 is greedy
+    top_k: int = 20               # 0: sample among all tokens
+    seed: int = 0                 # the sampler's
+    batch: int = 8                # sequences at once while timing prefill and decode
+    repeats: int = 5              # timed runs; the report shows the median
+    run_seed: int = 0             # the seed whose run each row serves: one of seeds (plan checks)
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_tokens", "new_tokens", "batch", "repeats"):
+            check_number(name, getattr(self, name), 1, 1 << 20, integer=True)
+        check_number("top_k", self.top_k, 0, 1 << 20, integer=True)
+        check_number("seed", self.seed, 0, 1 << 63, integer=True)
+        check_number("run_seed", self.run_seed, 0, 1 << 63, integer=True)
+        check_number("temperature", self.temperature, 0.0, 100.0)
+
+
+# field → [low, high): each a number
+REPORT_RANGES = {"confidence": (0.5, 1.0), "borderline": (0.0, 10.0), "memorised_below": (0.0, math.inf),
+                 "overfit_rise": (0.0, math.inf), "param_tolerance": (0.0, math.inf),
+                 "spike_threshold": (0.0, math.inf), "serving_budget_gib": (1e-6, math.inf)}
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    confidence: float = 0.95        # of the paired t interval behind each verdict
+    borderline: float = 0.4         # a verdict's margin within +- this x the pooled seed sd reads borderline
+                                    # (reporting.stats.BAND, the calibrated default; a test keeps them equal)
+    memorised_below: float = 0.2    # nats per character: train and val both below this = memorised
+    overfit_rise: float = 0.02      # val loss ending this fraction above its minimum = overfitting
+    param_tolerance: float = 0.05   # rows whose non-embedding params differ by more than this are marked
+    spike_threshold: float = 0.5    # nats above the running minimum of the training loss: a spike
+    serving_budget_gib: float = 16.0  # memory for one copy of the weights and the KV caches
+
+    def __post_init__(self) -> None:
+        for name, (low, high) in REPORT_RANGES.items():
+            check_number(name, getattr(self, name), low, high)
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+
+@dataclass(frozen=True)
+class AblationConfig:
+    match_params: bool = False                          # size each row's MLP to the baseline's params
+    aa_seeds: list = field(default_factory=list)        # the baseline again on these seeds (A/A check)
+    leave_one_out: list = field(default_factory=list)   # flags reverted one at a time from the full model,
+    rerun: list = field(default_factory=list)           # rows trained again with perturbed initial weights:
+                                                        # both checked against the ladder (pipeline/params.py)
+    rerun_perturbation: float = 1e-7                    # relative, per weight
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.match_params, bool):
+            raise ConfigError(f"match_params={self.match_params!r}: must be true or false")
+        seed_list("aa_seeds", self.aa_seeds)
+        check_number("rerun_perturbation", self.rerun_perturbation, 1e-12, 0.01)
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    lr: list = field(default_factory=list)      # multiples of train.lr besides 1; [] switches the grid off
+    rows: list = field(default_factory=list)    # the ladder rows it covers (checked against the ladder there)
+    seeds: list = field(default_factory=list)   # the main table's seeds it trains on
+
+    def __post_init__(self) -> None:
+        lrs = self.lr
+        if (not isinstance(lrs, list) or any(isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0
+                                             or m == 1 or m != m or m == math.inf for m in lrs)
+                or len(set(lrs)) != len(lrs)):
+            raise ConfigError(f"lr={lrs!r}: must list multiples of train.lr, each a positive number other than 1 "
+                              "(the main table's runs), each once; [] switches the grid off")
+        seed_list("seeds", self.seeds)
+
+    @property
+    def on(self) -> bool:
+        return bool(self.lr and self.rows)
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """`ladder`: row 0 is the baseline, then one ModelConfig flag per row, in the order the rows switch them."""
+    flags: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        known = [f.name for f in fields(ModelConfig)]
+        for i, flag in enumerate(self.flags):
+            if flag not in known:
+                raise ConfigError(f"ladder: unknown flag {flag!r}; allowed flags are {', '.join(known)}")
+            if flag in self.flags[:i]:
+                raise ConfigError(f"ladder: flag {flag!r} is listed twice")
+
+    @classmethod
+    def parse(cls, raw: Any) -> "LadderConfig":
+        if not isinstance(raw, list) or not raw or raw[0] != "baseline":
+            raise ConfigError(f"ladder: must be a list that starts with baseline (row 0), then flags; got {raw!r}")
+        return cls(tuple(raw[1:]))
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        return ("baseline", *self.flags)
+
+
+TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """`launch`, what starts each training run's process (dvc.yaml puts it before `stages/run.py ...`): `python`,
+    or a torchrun command line that trains each run over N processes together, each an equal slice of
+    train.batch_size. Checked before any run starts, since torchrun wraps a child's one-line error in a report of
+    its own; an --nproc_per_node torchrun works out itself (auto, gpu) is checked by each run."""
+    command: str = "python"
+
+    def __post_init__(self) -> None:
+        if self.command == "python":
+            return
+        try:
+            words = shlex.split(self.command) if isinstance(self.command, str) else []
+        except ValueError:                            # an unclosed quote
+            words = []
+        if not any(words[:len(t)] == t for t in TORCHRUN):
+            raise ConfigError(f"launch={self.command!r}: allowed are python, or torchrun with its options, e.g. "
+                              "torchrun --standalone --nproc_per_node=2")
+
+    @classmethod
+    def parse(cls, raw: Any) -> "LaunchConfig":
+        return cls() if raw is None else cls(raw)
+
+    @property
+    def nproc(self) -> int | None:
+        """The processes per run, where the command names a number (None: python, or torchrun's own choice)."""
+        found = re.search(r"--nproc[_-]per[_-]node[= ](\d+)\b", self.command)
+        return int(found.group(1)) if found else None
+
+
+# params.yaml's sections → the frozen dataclass each is read into. `baseline` holds overrides of the model's
+# fields, checked as a ModelConfig once merged with `model`; `seeds` is a plain list of integers
+# (validate.seed_list), the one section without a class.
+CLASSES: dict[str, type] = {
+    "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
+    "baseline": ModelConfig, "ladder": LadderConfig, "train": TrainConfig, "launch": LaunchConfig,
+    "ablation": AblationConfig, "sweep": SweepConfig, "serve": ServeConfig, "report": ReportConfig,
+}
