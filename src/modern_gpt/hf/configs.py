@@ -242,7 +242,7 @@ def _flag(cfg: dict, where: str, name: str, default: bool) -> bool:
     return v
 
 
-def _layer_list(cfg: dict, where: str, name: str, n_layer: int) -> list[int]:
+def _layer_list(cfg: dict, where: str, name: str) -> list[int]:
     v = cfg.get(name) or []
     if not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
         raise ConfigError(f"{where}{name}={v!r}: must be a list of layer indices")
@@ -280,7 +280,7 @@ def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hid
     elif style == "qwen":
         experts, width = req("num_experts"), req("moe_intermediate_size")
         step = _int(cfg, where, "decoder_sparse_step", default=1)
-        dense = set(_layer_list(cfg, where, "mlp_only_layers", n_layer))
+        dense = set(_layer_list(cfg, where, "mlp_only_layers"))
         layers = [i not in dense and (i + 1) % step == 0 for i in range(n_layer)]
         fields = _every(step, "decoder_sparse_step") + (f" but {sorted(dense)} (mlp_only_layers)" if dense else "")
         norm = _flag(cfg, where, "norm_topk_prob", False)
@@ -290,7 +290,7 @@ def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hid
         experts, width = req("n_routed_experts"), req("moe_intermediate_size")
         shared = _int(cfg, where, "n_shared_experts", default=0)
         shared_width = shared * width
-        first = req("first_k_dense_replace") if "first_k_dense_replace" in cfg else 0
+        first = _int(cfg, where, "first_k_dense_replace", default=0)
         freq = _int(cfg, where, "moe_layer_freq", default=1)
         layers = [i >= first and i % freq == 0 for i in range(n_layer)]
         fields = f"from layer {first} on (first_k_dense_replace = {first})" + (
@@ -309,7 +309,7 @@ def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hid
         shared, shared_width = 1, inter
         dense_width = _int(cfg, where, "intermediate_size_mlp", default=16384)
         if cfg.get("moe_layers") is not None:
-            moe = set(_layer_list(cfg, where, "moe_layers", n_layer))
+            moe = set(_layer_list(cfg, where, "moe_layers"))
             fields = "the layers moe_layers lists"
         else:
             step = _int(cfg, where, "interleave_moe_layer_step", default=1)
@@ -383,7 +383,7 @@ def _set(v: Any) -> bool:
     return v not in (None, False, 0, [], {}, "")
 
 
-def unmodelled(cfg: dict, where: str, fam: dict, known: bool) -> list[tuple[str, tuple[str, ...]]]:
+def unmodelled(cfg: dict, where: str, fam: dict) -> list[tuple[str, tuple[str, ...]]]:
     """The fields that change the counts in ways this family's arithmetic does not model, with the figures."""
     out = []
     models = fam.get("models", ())
@@ -506,5 +506,5 @@ def normalise(raw: dict) -> Arch:
         final_softcap=cfg.get("final_logit_softcapping"), query_pre_attn_scalar=qpas, prefix=prefix,
         defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden), mla=mla,
         rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,
-        unmodelled=unmodelled(cfg, prefix, fam, known),
+        unmodelled=unmodelled(cfg, prefix, fam),
     )
