@@ -7,8 +7,7 @@ entropy of the generating process in nats per character, the best loss any model
 import sys
 from pathlib import Path
 
-# Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
-# tokenize.py would shadow the standard library module of that name.
+# This checkout's src/, not the installed copy: DVC experiments and the tests run copies (test_stage_deps.py).
 sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse

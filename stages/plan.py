@@ -10,19 +10,15 @@ parameter count matches the baseline's. This stage writes only configs/, which i
 import sys
 from pathlib import Path
 
-# Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
-# tokenize.py would shadow the standard library module of that name.
+# This checkout's src/, not the installed copy: DVC experiments and the tests run copies (test_stage_deps.py).
 sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.config.sections import (DataConfig, GenerateConfig, ReportConfig, ServeConfig, TokenizerConfig,
-                                        section)
 from modern_gpt.core import params
-from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
-from modern_gpt.pipeline.params import SECTIONS, parse
+from modern_gpt.pipeline.params import check_all
 from modern_gpt.pipeline.plan import plan
 
 PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
@@ -34,14 +30,7 @@ def main() -> None:
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
-    raw = params.load(PARAMS, optional=OPTIONAL)             # an unknown section is refused here, by name
-    for name, cls in (("generate", GenerateConfig), ("data", DataConfig), ("tokenizer", TokenizerConfig),
-                      ("serve", ServeConfig), ("report", ReportConfig)):    # the other stages' sections, first
-        section(cls, raw[name], name)
-    p = parse({k: raw[k] for k in SECTIONS if raw[k] is not None or k not in OPTIONAL})
-    serve = section(ServeConfig, raw["serve"], "serve")
-    if serve.run_seed not in p.seeds:
-        raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
+    p = check_all(params.load(PARAMS, optional=OPTIONAL))     # an unknown section is refused there, by name
     configs, listing = plan(p, read_json(args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have

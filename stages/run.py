@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run the code dvc.yaml hashes (src/ of this checkout), and keep stages/ off the path, where
-# tokenize.py would shadow the standard library module of that name.
+# This checkout's src/, not the installed copy: DVC experiments and the tests run copies (test_stage_deps.py).
 sys.path[0] = str(ROOT / "src")
 # train.compile: Inductor's kernels persist in .cache/ (ignored by git and DVC) across stages and `dvc repro`
 # calls, so each distinct graph compiles once; an explicit TORCHINDUCTOR_CACHE_DIR wins.

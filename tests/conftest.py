@@ -31,3 +31,14 @@ def tiny_rows(vocab_size: int = 17, **shape):
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
+
+
+def score(model, train_cfg, train_data, val_data, val_chars: int) -> dict[str, float]:
+    """Train and val loss of the given weights on the loss curve's fixed windows, and bpc: what a run record's
+    scores are, recomputed from a model."""
+    from modern_gpt.training.batches import fixed_windows
+    from modern_gpt.training.evaluate import bits_per_char, mean_loss
+    block, n = model.cfg.block_size, train_cfg.eval_iters * train_cfg.batch_size
+    val_loss = mean_loss(model, fixed_windows(val_data, block, n), train_cfg)
+    return {"train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg), "val_loss": val_loss,
+            "val_bpc": bits_per_char(val_loss, len(val_data), val_chars)}

@@ -10,7 +10,7 @@ import pytest
 
 import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
-from modern_gpt.cli.ablate import format_row
+from modern_gpt.reporting.report import quick_line as format_row
 from modern_gpt.reporting.results import row_result
 from modern_gpt.reporting.stats import compare, verdict_text
 
@@ -96,15 +96,14 @@ def test_the_quick_table_and_the_report_give_one_verdict():
 
 def test_a_diverged_seed_reaches_the_quick_table(monkeypatch, capsys):
     calls = []
-    real_step = loop.step
+    real_losses = loop.One.losses
 
-    def exploding(*args):
+    def exploding(self, x, y):
         calls.append(1)
-        if len(calls) == 2:                              # seed 0 of the baseline; step()'s contract: its
-            return float("nan") if args[-1](float("nan")) else None        # divergence check sees the loss
-        return real_step(*args)
+        values = real_losses(self, x, y)
+        return [float("nan")] if len(calls) == 2 else values       # seed 0 of the baseline, its second step
 
-    monkeypatch.setattr(loop, "step", exploding)
+    monkeypatch.setattr(loop.One, "losses", exploding)
     assert main(["ablate", "--smoke", "--iters", "3", "--n-layer", "1", "--seeds", "2"]) == 0
     rows = table_rows(capsys.readouterr().out)
     assert rows[0].rstrip().endswith("(1/2 diverged)") and "(1 seed)" not in rows[0]

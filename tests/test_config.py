@@ -155,9 +155,9 @@ def test_every_params_section_is_read_into_one_frozen_dataclass():
 
 
 def test_head_dim_is_optional_and_may_differ_from_width_over_heads():
-    assert ModelConfig(n_embd=64, n_head=4).head_size == 16                  # null: n_embd / n_head
+    assert ModelConfig(n_embd=64, n_head=4).head_dim == 16                  # null: n_embd / n_head
     cfg = ModelConfig(n_embd=60, n_head=4, head_dim=8, pos="rope")          # 60 is not divisible by 4: fine
-    assert cfg.head_size == 8 and ModelConfig.from_dict(cfg.to_dict()) == cfg
+    assert cfg.head_dim == 8 and ModelConfig.from_dict(cfg.to_dict()) == cfg
     for bad, message in ((0, "head_dim=0: must be a positive integer"), ("x", "head_dim='x': must be an integer or null"),
                          (True, "head_dim=True: must be an integer or null"), (7.0, "must be an integer or null")):
         with pytest.raises(ConfigError, match=re.escape(message)):
@@ -185,4 +185,4 @@ def test_an_annotation_outside_the_type_table_is_a_clear_programming_error():
 def test_optional_fields_take_null_and_plain_fields_do_not():
     with pytest.raises(ConfigError, match="n_layer=None: must be an integer$"):
         ModelConfig(n_layer=None)
-    assert ModelConfig(head_dim=None).head_dim is None
+    assert ModelConfig(head_dim=None).head_dim == ModelConfig().n_embd // ModelConfig().n_head   # null, resolved

@@ -55,7 +55,7 @@ def test_figures(name):
     hd, ratio, per_token, mha_ratio, params = FIGURES[name]
     a = normalise(cfg(name))
     assert a.head_dim == hd
-    assert a.intermediate / a.hidden == pytest.approx(ratio)
+    assert a.hidden / a.n_embd == pytest.approx(ratio)
     gqa = kv_cache(a.n_layer, a.n_kv_head, a.head_dim, "bf16", 1)
     mha = kv_cache(a.n_layer, a.n_head, a.head_dim, "bf16", 1)
     assert gqa.bytes_per_token == per_token and mha.bytes_per_token == per_token * mha_ratio

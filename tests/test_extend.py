@@ -60,7 +60,7 @@ def test_a_new_norm_is_one_name_one_class_one_entry_and_a_label(tmp_path, monkey
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     monkeypatch.chdir(tmp_path)
 
-    stage("tokenize")
+    stage("tokenize_corpus")
     stage("plan")
     for row in ("baseline", "norm"):
         for seed in ("0", "1"):

@@ -13,6 +13,7 @@ from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.pipeline.params import load
 from modern_gpt.reporting.report import build, fence
+from modern_gpt.reporting.results import Results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.config.sections import ServeConfig, section
 from modern_gpt.serving.generate import generate, serve_row, timings
@@ -50,7 +51,7 @@ def test_serve_row_measures_and_checks_the_cache():
     model = GPT(FULL).eval()
     row = serve_row(model, [1, 2, 3], s)
     assert len(row["sample"]) == 10 and row["new_tokens"] == 10
-    assert row["kv_bytes_per_token"] == 2 * 2 * FULL.n_kv_head * FULL.head_size * 4
+    assert row["kv_bytes_per_token"] == 2 * 2 * FULL.n_kv_head * FULL.head_dim * 4
     assert row["kv_bytes_per_sequence"] == row["kv_bytes_tensor"] == row["kv_bytes_per_token"] * 32
     assert row["prefill_tokens_per_sec"] > 0 and row["decode_tokens_per_sec"] > 0
     t = timings(model, 2, 4, 6, repeats=2, cache=False)
@@ -79,7 +80,7 @@ def served(rows, kv_heads):
 
 def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
     rows = ladder([[1.0, 1.01, 1.02], [0.99, 1.0, 1.01], [0.98, 0.99, 1.0]])
-    text = build(rows, {}, Settings(), "p.png", serve=served(rows, [4, 4, 2])).markdown
+    text = build(Results(rows, Settings(), serve=served(rows, [4, 4, 2]))).markdown
     assert "## Serving cost" in text and "## Samples" in text
     lines = [line for line in text.splitlines() if line.startswith("| + RoPE")]
     assert [c.strip() for c in lines[0].strip("|").split("|")] == [
@@ -87,7 +88,7 @@ def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
     assert ("**+ RoPE** keeps 0.50× the KV cache of the row above (4 → 2 K/V heads), so 65,524 → 131,049 "
             "full-context sequences fit in 16 GiB") in text
     assert "```text\nरामः वनम् 2\n```" in text and "on CPU X, 2 threads" in text
-    assert "## Serving cost" not in build(rows, {}, Settings(), "p.png").markdown
+    assert "## Serving cost" not in build(Results(rows, Settings())).markdown
 
 
 def test_a_fence_is_longer_than_any_backticks_inside():

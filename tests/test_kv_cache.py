@@ -53,8 +53,8 @@ def test_the_cache_stores_only_the_kv_heads():
     mha = dataclasses.replace(gqa, n_kv_head=gqa.n_head)
     for cfg in (gqa, mha):
         cache = KVCache(cfg, batch=3)
-        assert cache.kv.shape == (cfg.n_layer, 2, 3, cfg.n_kv_head, cfg.block_size, cfg.head_size)
-        assert cache.nbytes == 2 * cfg.n_layer * cfg.n_kv_head * cfg.head_size * cfg.block_size * 3 * 4
+        assert cache.kv.shape == (cfg.n_layer, 2, 3, cfg.n_kv_head, cfg.block_size, cfg.head_dim)
+        assert cache.nbytes == 2 * cfg.n_layer * cfg.n_kv_head * cfg.head_dim * cfg.block_size * 3 * 4
     assert KVCache(mha, 1).nbytes == 2 * KVCache(gqa, 1).nbytes
 
 

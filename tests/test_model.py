@@ -52,7 +52,7 @@ def test_sdpa_attention_matches_manual_masked_softmax(n_kv_head, qk_norm, pos):
     cfg = ModelConfig(vocab_size=11, block_size=10, n_head=4, n_kv_head=n_kv_head, n_embd=16, qk_norm=qk_norm, pos=pos)
     attn = Attention(cfg).double().eval()
     x = torch.randn(2, 10, 16, dtype=torch.float64)
-    rope = tuple(t.double() for t in rope_cache(cfg.head_size, 10, cfg.rope_base)) if pos == "rope" else None
+    rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base)) if pos == "rope" else None
     torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
 
 
@@ -95,7 +95,7 @@ def test_gqa_saves_exactly_the_narrower_key_value_projections(tiny_cfg, bias):
     mha = GPT(dataclasses.replace(tiny_cfg, bias=bias))
     for kv in (2, 1):
         gqa = GPT(dataclasses.replace(tiny_cfg, bias=bias, n_kv_head=kv))
-        dropped_width = (tiny_cfg.n_head - kv) * tiny_cfg.head_size        # per K and per V
+        dropped_width = (tiny_cfg.n_head - kv) * tiny_cfg.head_dim        # per K and per V
         per_layer = 2 * dropped_width * (tiny_cfg.n_embd + (1 if bias else 0))
         assert mha.num_params() - gqa.num_params() == tiny_cfg.n_layer * per_layer
 
@@ -212,7 +212,7 @@ def test_every_block_rotates_with_the_models_tables(tiny_cfg, monkeypatch):
     rope(idx)
     assert len(seen) == tiny_cfg.n_layer                 # every layer gets views of the model's own tables
     assert all(c.data_ptr() == rope.pos.cos.data_ptr() and s.data_ptr() == rope.pos.sin.data_ptr()
-               and c.shape == (tiny_cfg.block_size, tiny_cfg.head_size // 2) for c, s in seen)
+               and c.shape == (tiny_cfg.block_size, tiny_cfg.head_dim // 2) for c, s in seen)
     with torch.no_grad():
         rope.pos.cos.fill_(1.0)
         rope.pos.sin.zero_()

@@ -169,13 +169,22 @@ def test_the_ladder_must_start_with_baseline_and_says_so_in_one_line():
     one_line(lambda: parse(with_("ladder", None, ["baseline", "baseline", "norm"])), "ladder: unknown flag 'baseline'")
 
 
-@pytest.mark.parametrize("head_dim, head_size", [(None, 32), (16, 16), (48, 48)])
-def test_model_head_dim_takes_null_or_an_integer(head_dim, head_size):
-    p = parse(with_("model", "head_dim", head_dim))
+@pytest.mark.parametrize("setting, width", [(None, 32), (16, 16), (48, 48)])
+def test_model_head_dim_takes_null_or_an_integer(setting, width):
+    p = parse(with_("model", "head_dim", setting))
     rows = p.rows(vocab_size=50)
     assert [r.label for r in rows] == SEVEN_ROWS
-    assert {r.config.head_dim for r in rows} == {head_dim}            # the baseline keeps the model's shape
-    assert {r.config.head_size for r in rows} == {head_size}
+    assert {r.config.head_dim for r in rows} == {width}      # null resolved; the baseline keeps the model's shape
+
+
+def test_a_null_head_dim_follows_a_ladder_of_heads_and_a_set_one_stays():
+    raw = with_("ladder", None, ["baseline", "n_head"])
+    raw["baseline"], raw["sweep"] = {"n_head": 8}, {"lr": []}
+    rows = parse(raw).rows(vocab_size=50)                      # model: n_embd 128, n_head 4, head_dim null
+    assert [(r.config.n_head, r.config.head_dim) for r in rows] == [(8, 16), (4, 32)]
+    raw["model"]["head_dim"] = 16
+    rows = parse(raw).rows(vocab_size=50)
+    assert [(r.config.n_head, r.config.head_dim) for r in rows] == [(8, 16), (4, 16)]
 
 
 def test_model_pos_none_is_accepted_and_resolves_the_ladder():

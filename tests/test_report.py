@@ -11,8 +11,8 @@ import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.core.records import Point, RunRecord
-from modern_gpt.reporting.report import COLUMNS, build, markdown_table, memorised, overfitting
-from modern_gpt.reporting.results import RowResult, ladder_results, row_result
+from modern_gpt.reporting.report import TABLE as COLUMNS, build, markdown_table, memorised, overfitting
+from modern_gpt.reporting.results import Results, RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
 
@@ -48,7 +48,7 @@ def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: S
 
 
 def report_of(vals, s: Settings = Settings(), params=None, info=None, **kw):
-    return build(ladder(vals, params, s), info or {}, s, "p.png", **kw)
+    return build(Results(ladder(vals, params, s), s, info or {}, **kw))
 
 
 def headers(confidence: float = 0.95) -> list[str]:
@@ -159,7 +159,7 @@ def test_a_diverged_seed_is_counted_in_the_csv_rows():
 def test_memorising_runs_are_flagged():
     rows = ladder([[0.05, 0.06], [0.04, 0.05], [0.04, 0.05]])
     assert memorised(rows, Settings()) == LABELS
-    assert "**Memorised:**" in build(rows, {}, Settings(), "p.png").markdown
+    assert "**Memorised:**" in build(Results(rows, Settings())).markdown
     healthy = ladder([[1.2, 1.21], [1.1, 1.12], [1.0, 1.01]])
     assert memorised(healthy, Settings()) == []
     # below the corpus's entropy on the training text: memorised, whatever the threshold
@@ -171,7 +171,7 @@ def test_memorising_runs_are_flagged():
 def test_an_overfitting_curve_is_flagged():
     rows = ladder([[1.5, 1.5], [1.5, 1.5]], curve=[3.0, 1.2, 1.5])          # min 1.2, ends 25% above
     assert overfitting(rows, Settings()) == ["Step 1 baseline (seed 0, 1)", "+ RMSNorm (seed 0, 1)"]
-    assert "**Overfitting:**" in build(rows, {}, Settings(), "p.png").markdown
+    assert "**Overfitting:**" in build(Results(rows, Settings())).markdown
     assert overfitting(ladder([[1.2, 1.2]], curve=[3.0, 1.2, 1.21]), Settings()) == []
 
 
@@ -196,7 +196,7 @@ def test_floor_row_and_aa_and_leave_one_out_sections():
     aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.205, 1.215, 1.2))],
                     rows[0])
     loo = [row_result("loo_norm", "− RMSNorm", [run(s, v) for s, v in enumerate((1.2, 1.21, 1.22))], rows[-1])]
-    report = build(rows, {}, Settings(floor=0.8), "p.png", aa=aa, loo=loo)
+    report = build(Results(rows, Settings(floor=0.8), aa=aa, loo=loo))
     body = table(report.markdown)
     assert body[3]["variant"] == "floor (entropy of the corpus process)"
     assert body[3]["bpc"] == f"{0.8 / math.log(2):.3f}" and body[3]["val"] == "0.8000" and body[3]["#"] == ""
@@ -215,7 +215,7 @@ def test_an_aa_check_that_finds_a_difference_says_to_distrust_the_verdicts():
     rows = ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
     aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.5, 1.51, 1.52))],
                     rows[0])
-    assert "treat every verdict above with suspicion" in build(rows, {}, Settings(), "p.png", aa=aa).markdown
+    assert "treat every verdict above with suspicion" in build(Results(rows, Settings(), aa=aa)).markdown
 
 
 def test_the_same_results_give_the_same_bytes():
@@ -293,3 +293,19 @@ def test_columns_are_declared_once_and_are_the_table_header():
     (row,) = [dict(zip(headers(), split_row(x))) for x in text.splitlines()[2:]]
     assert row["variant"] == "floor" and row["bpc"] == "1.000"
     assert all(v == "" for k, v in row.items() if k not in ("variant", "bpc"))
+
+
+def test_one_column_list_drives_the_report_table_the_csv_and_the_quick_table(monkeypatch):
+    from modern_gpt.reporting import report
+    extra = report.Column("seeds run", "right", lambda i, r: str(len(r.runs)), csv=(("seeds_run", lambda r: len(r.runs)),),
+                          quick=report.Quick("seeds", 6, lambda r, n: str(n)))
+    columns = [*report.COLUMNS[:3], extra, *report.COLUMNS[3:]]
+    monkeypatch.setattr(report, "COLUMNS", columns)
+    monkeypatch.setattr(report, "TABLE", [c for c in columns if c.report])
+    rows = ladder([[2.0, 2.01], [1.9, 1.91]])
+    header = split_row(markdown_table([(str(i), r) for i, r in enumerate(rows)], 0.95).splitlines()[0])
+    assert header[3] == "seeds run"
+    assert list(report.csv_row(rows[1]))[3] == "seeds_run" and report.csv_row(rows[1])["seeds_run"] == 2
+    head = report.quick_header(2).splitlines()[0]
+    assert head.index("params") < head.index("seeds") < head.index("train")
+    assert report.quick_line(rows[1])[22 + 8: 22 + 8 + 6] == "     2"      # after variant (22) and params (8)

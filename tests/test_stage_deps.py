@@ -100,3 +100,23 @@ def test_display_text_lives_where_no_run_depends_on_it():
     run_deps = code_deps(STAGES["run"])
     assert not any(under(f"{PACKAGE}/pipeline/labels.py", d) or under(f"{PACKAGE}/reporting/report.py", d)
                    for d in run_deps)
+
+
+def test_each_stage_script_runs_its_own_checkouts_src(tmp_path):
+    """The `sys.path[0] = <checkout>/src` line of each script is what makes a copy of the project (DVC's
+    experiments, the pipeline tests' temporary repos) run its own code: the installed package is the
+    original checkout's (pip install -e .), and without the line a copy's script imports that one."""
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "src", copy / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    shutil.copytree(ROOT / "stages", copy / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    init = copy / "src" / "modern_gpt" / "__init__.py"
+    init.write_text(init.read_text() + "\nimport sys as _sys; print('the copy', file=_sys.stderr)\n")
+    for script in sorted((copy / "stages").glob("*.py")):
+        out = subprocess.run([sys.executable, str(script), "--help"], cwd=copy, capture_output=True, text=True)
+        assert out.returncode == 0 and "the copy" in out.stderr, (script.name, out.stderr[-500:])
+        text = script.read_text()
+        line = next(x for x in text.splitlines() if x.startswith("sys.path[0] = "))
+        script.write_text(text.replace(line, "pass"))
+        out = subprocess.run([sys.executable, str(script), "--help"], cwd=copy, capture_output=True, text=True)
+        assert "the copy" not in out.stderr, script.name              # the installed package, not the copy

@@ -5,10 +5,12 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
+from modern_gpt.reporting.report import mean_sd
 from modern_gpt.reporting.stats import (
     BAND, NA_VERDICT, NO_EFFECT, NOT_SHOWN, RERUN_SD, RERUN_SD_EARLIER, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, VERDICTS,
-    Summary, compare, judge, rule, seeds_needed, simulate, summarize, t_cdf, t_quantile, verdict_text,
+    Summary, compare, judge, rule, seeds_needed, simulate, summarize, t_quantile, verdict_text,
 )
 
 NAN, INF = float("nan"), float("inf")
@@ -31,7 +33,7 @@ def test_t_quantile_closed_forms(p):
     assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
     assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
     # Non-integer df has no closed form: check the round trip through the cdf.
-    assert t_cdf(t_quantile(p, 4.5), 4.5) == pytest.approx(p, abs=1e-12)
+    assert student_t.cdf(t_quantile(p, 4.5), 4.5) == pytest.approx(p, abs=1e-12)
 
 
 def test_t_quantile_symmetry_median_inf_and_errors():
@@ -50,19 +52,19 @@ def test_summarize_excludes_and_counts_non_finite():
     assert (s.n, s.n_finite, s.n_diverged) == (7, 3, 4)
     assert s.mean == pytest.approx(3.0) and s.sd == pytest.approx(1.0)
     assert s.range == pytest.approx(2.0)
-    assert s.label() == "3.0000 ± 1.0000 (4/7 diverged)"
+    assert mean_sd(s) == "3.0000 ± 1.0000 (4/7 diverged)"
 
 
 def test_summarize_small_and_all_diverged():
     one = summarize([NAN, 2.5, NAN])
     assert one.mean == 2.5 and one.sd is None and one.range == 0.0
     assert not math.isnan(one.mean)
-    assert one.label() == "2.5000 (2/3 diverged)"
-    assert summarize([2.5]).label() == "2.5000 (1 seed)"
+    assert mean_sd(one) == "2.5000 (2/3 diverged)" and (one.n, one.n_finite, one.n_diverged) == (3, 1, 2)
+    assert mean_sd(summarize([2.5])) == "2.5000"
     none = summarize([NAN, INF, NAN])
     assert none.mean is None and none.sd is None and none.range is None
-    assert none.label() == "3/3 diverged"
-    assert summarize([2.4311, 2.4311]).label() == "2.4311 ± 0.0000"
+    assert mean_sd(none) == "3/3 diverged"
+    assert mean_sd(summarize([2.4311, 2.4311])) == "2.4311 ± 0.0000"
     assert summarize([]) == Summary(0, 0, 0, None, None, None)
 
 

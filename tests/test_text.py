@@ -6,6 +6,8 @@ import unicodedata
 import pytest
 import torch
 
+from conftest import score
+
 from modern_gpt.core.errors import DataError
 from modern_gpt.corpus.reading import read_corpus, split_text
 from modern_gpt.corpus.sanskrit import generate
@@ -13,7 +15,6 @@ from modern_gpt.corpus.tokenizers import BPETokenizer, SymbolTokenizer, fit_toke
 from modern_gpt.config.sections import TokenizerConfig
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.nn import GPT
-from modern_gpt.training.evaluate import score
 
 TEXT = generate(20_000, seed=3)
 BPE = {"kind": "bpe", "vocab_size": 300}

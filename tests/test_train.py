@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import modern_gpt.training.loop as train_module
-from conftest import tiny_rows, toy_text
+from conftest import score, tiny_rows, toy_text
 from modern_gpt.core.errors import DataError
 from modern_gpt.core.records import RunRecord
 from modern_gpt.corpus.reading import split_text
@@ -15,7 +15,6 @@ from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
 from modern_gpt.config import TrainConfig
-from modern_gpt.training.evaluate import score
 from modern_gpt.training.loop import get_lr, perturb, train
 from modern_gpt.training.run import machine, run
 
@@ -83,15 +82,14 @@ def test_evaluation_windows_are_fixed_and_ignore_the_rng(toy):
 def test_a_non_finite_loss_is_recorded_as_diverged_not_raised(toy, monkeypatch):
     _, train_data, val_data = toy
     calls = []
-    real_step = train_module.step
+    real_losses = train_module.One.losses
 
-    def exploding_step(*args):
+    def exploding_step(self, x, y):
         calls.append(1)
-        if len(calls) == 4:                              # step()'s contract: its divergence check sees the loss
-            return float("nan") if args[-1](float("nan")) else None
-        return real_step(*args)
+        values = real_losses(self, x, y)
+        return [float("nan")] if len(calls) == 4 else values        # the loop sees the loss before the update
 
-    monkeypatch.setattr(train_module, "step", exploding_step)
+    monkeypatch.setattr(train_module.One, "losses", exploding_step)
     row = tiny_rows(toy[0].vocab_size)[0]
     _, result = run(row.slug, row.config, FAST, train_data, val_data, seed=0, val_chars=len(val_data), progress=False)
     assert result.diverged and result.steps == 3

@@ -13,6 +13,7 @@ from ..core.errors import ConfigError, DataError
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import LADDER, MODERN, ladder
+from ..reporting.report import quick_header, quick_line
 from ..training.batches import check_length
 from ..config import PROFILES, TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
@@ -135,10 +136,10 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     check_length("val", val_data, settings["block_size"])
     print(f"device={device} vocab={tok.vocab_size} tokens={len(train_data) + len(val_data):,}")
     print()
-    print(ablate.header(args.seeds), flush=True)
+    print(quick_header(args.seeds), flush=True)
     # a live progress bar on a terminal; nothing extra when the output is captured
     ablate.run_ladder(rows, train_cfg, train_data, val_data, list(range(args.seeds)), val_chars=len(val_text),
-                      progress=sys.stderr.isatty(), on_row=lambda r: print(ablate.format_row(r), flush=True),
+                      progress=sys.stderr.isatty(), on_row=lambda r: print(quick_line(r), flush=True),
                       batch_seeds=args.batch_seeds)
 
 

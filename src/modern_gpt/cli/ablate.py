@@ -11,7 +11,6 @@ import torch
 
 from ..pipeline.ladder import Row
 from ..reporting.results import RowResult, row_result
-from ..reporting.stats import verdict_text
 from ..config import TrainConfig
 from ..training.run import run, run_seeds
 
@@ -34,33 +33,3 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
         if on_row is not None:
             on_row(results[-1])
     return results
-
-
-def header(n_seeds: int) -> str:
-    if n_seeds == 1:
-        head = f"{'variant':<22}{'params':>8}{'train':>9}{'val':>9}{'Δ val':>9}{'secs':>7}"
-    else:
-        head = (f"{'variant':<22}{'params':>8}{'train (±range)':>16}{'val (±range)':>16}{'Δ val':>9}{'secs':>7}"
-                "  verdict")
-    return head + "\n" + "-" * len(head)
-
-
-def format_row(r: RowResult) -> str:
-    """One line of the table. With several seeds a loss reads mean±range, Δ val is paired by seed, and the
-    verdict is the report's: better or worse only past both the seed spread and the t-interval."""
-    n_seeds = len(r.runs)
-
-    def cell(s) -> str:
-        if s.mean is None:
-            return "diverged"
-        return f"{s.mean:.4f}" if n_seeds == 1 else f"{s.mean:.4f}±{s.range:.4f}"
-
-    delta = "" if r.vs is None or r.vs.effect is None else f"{r.vs.effect:+.4f}"
-    width = 9 if n_seeds == 1 else 16
-    line = (f"{r.label:<22}{r.params / 1e6:>7.2f}M{cell(r.train):>{width}}{cell(r.val):>{width}}{delta:>9}"
-            f"{r.secs:>6.0f}s")
-    if n_seeds > 1 and r.vs is not None:
-        line += f"  {verdict_text(r.vs)}"
-    if r.val.n_diverged:
-        line += f"  ({r.val.n_diverged}/{n_seeds} diverged)"
-    return line

@@ -23,7 +23,7 @@ from ..config import ModelConfig, TrainConfig
 from ..nn import GPT
 from ..pipeline.ladder import Row
 from ..training.batched import Stacked
-from ..training.loop import accelerate, make_optimizer, resolve_device, step
+from ..training.loop import One, make_optimizer, resolve_device
 
 
 def _sync(device: torch.device) -> None:
@@ -107,22 +107,27 @@ def reference(cfg: ModelConfig, tc: TrainConfig, device: torch.device, mode: str
                                       weight_decay=tc.weight_decay)
     else:
         optimizer = make_optimizer(model.parameters(), tc)
-    fast = model if mode == "none" else torch.compile(model, mode=mode)
+    learner = One(model, dataclasses.replace(tc, compile=mode), device, optimizer=optimizer)
     embeddings = model.wte.weight.numel() + model.wpe.weight.numel()
     n_matmul = sum(p.numel() for p in model.parameters()) - embeddings + cfg.vocab_size * cfg.n_embd
     return Contestant("reference (plain Step 1)", "eager" if mode == "none" else mode,
                       sum(p.numel() for p in model.parameters()),
                       flops_per_token(n_matmul, cfg.n_layer, cfg.n_embd, cfg.block_size),
-                      tc.batch_size * cfg.block_size, lambda x, y: step(fast, optimizer, x, y, tc))
+                      tc.batch_size * cfg.block_size, lambda x, y: train_step(learner, x[None], y[None]))
+
+
+def train_step(learner, x: torch.Tensor, y: torch.Tensor) -> None:
+    """One step as loop.fit takes it: the forward half (every seed's loss), then the update."""
+    learner.losses(x, y)
+    learner.update()
 
 
 def row_contestant(row: Row, tc: TrainConfig, device: torch.device, mode: str) -> Contestant:
     torch.manual_seed(0)
     model = GPT(row.config).to(device)
-    cfg = dataclasses.replace(tc, compile=mode)
-    fast, optimizer = accelerate(model, cfg, device), make_optimizer(model.parameters(), cfg)
+    learner = One(model, dataclasses.replace(tc, compile=mode), device)
     return Contestant(row.label, "eager" if mode == "none" else mode, model.num_params(), gpt_flops(model),
-                      tc.batch_size * row.config.block_size, lambda x, y: step(fast, optimizer, x, y, cfg))
+                      tc.batch_size * row.config.block_size, lambda x, y: train_step(learner, x[None], y[None]))
 
 
 def batched_contestant(row: Row, tc: TrainConfig, device: torch.device, seeds: int) -> Contestant:
@@ -131,14 +136,11 @@ def batched_contestant(row: Row, tc: TrainConfig, device: torch.device, seeds: i
     for seed in range(seeds):
         torch.manual_seed(seed)
         models.append(GPT(row.config).to(device))
-    stacked = Stacked(models)
-    optimizer = make_optimizer(stacked.params.values(), tc, stacked=1)
-
-    def one_step(x: torch.Tensor, y: torch.Tensor) -> None:
-        stacked.update(optimizer, stacked.losses(x.expand(seeds, *x.shape), y.expand(seeds, *y.shape), tc), tc)
-
+    stacked = Stacked(models, tc, device)
     return Contestant(row.label, f"{seeds} seeds batched", models[0].num_params(), gpt_flops(models[0]),
-                      seeds * tc.batch_size * row.config.block_size, one_step, seeds=seeds)
+                      seeds * tc.batch_size * row.config.block_size,
+                      lambda x, y: train_step(stacked, x.expand(seeds, *x.shape), y.expand(seeds, *y.shape)),
+                      seeds=seeds)
 
 
 # ------------------------------------------------------------------------------- measuring

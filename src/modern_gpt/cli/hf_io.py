@@ -52,7 +52,7 @@ def cmd_import(args: argparse.Namespace) -> None:
     width = max(len(f.name) for f in dataclasses.fields(cfg))
     for f in dataclasses.fields(cfg):
         print(f"  {f.name:<{width}}  {getattr(cfg, f.name)!r}")
-    print(f"  {'(head_size)':<{width}}  {cfg.head_size}")
+    print(f"  {'(head_dim)':<{width}}  {cfg.head_dim}")
     print(f"  {'(mlp hidden)':<{width}}  {cfg.hidden}")
 
 

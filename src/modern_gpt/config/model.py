@@ -25,7 +25,7 @@ class ModelConfig:
     n_head: int = 4                # query heads
     n_kv_head: int = 4             # key/value heads; < n_head is grouped-query attention
     n_embd: int = 64               # residual width
-    head_dim: int | None = None    # per-head width; null: n_embd / n_head (some models set it apart)
+    head_dim: int | None = None    # per-head width; null: n_embd / n_head, resolved on construction
     dropout: float = 0.0           # on attention weights and residual branches
     # the ablation axes (Step 1 values; the book's modern values are in params.yaml's model:)
     norm: str = "layernorm"        # NORMS: 'layernorm' (centre + scale + bias) | 'rmsnorm' (scale only)
@@ -59,21 +59,18 @@ class ModelConfig:
         if self.head_dim is None and self.n_embd % self.n_head:
             raise ConfigError(f"n_embd={self.n_embd}, n_head={self.n_head}: n_embd must be divisible by n_head "
                               "(or set head_dim)")
+        if self.head_dim is None:                                  # one name: the width attention uses
+            object.__setattr__(self, "head_dim", self.n_embd // self.n_head)
         if self.n_head % self.n_kv_head:
             raise ConfigError(
                 f"n_head={self.n_head}, n_kv_head={self.n_kv_head}: n_head must be divisible by n_kv_head "
                 f"(allowed n_kv_head: {', '.join(str(k) for k in range(1, self.n_head + 1) if self.n_head % k == 0)})"
             )
-        if self.pos == "rope" and self.head_size % 2:
+        if self.pos == "rope" and self.head_dim % 2:
             raise ConfigError(
                 f"n_embd={self.n_embd}, n_head={self.n_head}: RoPE rotates pairs of dimensions, "
-                f"so the head dim ({self.head_size}) must be even"
+                f"so the head dim ({self.head_dim}) must be even"
             )
-
-    @property
-    def head_size(self) -> int:
-        """The per-head width attention uses: head_dim when set, else n_embd // n_head."""
-        return self.head_dim if self.head_dim is not None else self.n_embd // self.n_head
 
     @property
     def hidden(self) -> int:

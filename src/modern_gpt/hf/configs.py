@@ -24,43 +24,43 @@ from .fields import CHANGES, COUNTS, FIELDS, LAYER_TYPES, SUSPICIOUS
 # Per family: how its code builds the model (what config.json never says) and the defaults of fields
 # a config.json may leave out (transformers' class defaults; checked against transformers 5.24).
 FAMILIES: dict[str, dict[str, Any]] = {
-    "gpt2": dict(norm="layernorm", placement="pre", pos="learned", gated=False, qk_norm="none",
-                 bias="all", post_norms=False, tied_default=True, defaults={}),
-    "llama": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+    "gpt2": dict(norm="layernorm", placement="pre", pos="learned", gated=False, qk_norm_kind="none",
+                 biases="all", post_norms=False, tied_default=True, defaults={}),
+    "llama": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
                   post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
-    "mistral": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="none",
+    "mistral": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="none",
                     post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
-    "qwen2": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="qkv",
+    "qwen2": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="qkv",
                   post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
-    "qwen3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="per_head", bias="flag",
+    "qwen3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="per_head", biases="flag",
                   post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
-    "gemma2": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+    "gemma2": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
                    post_norms=True, tied_default=True, pattern=2, defaults={"rope_theta": 10000.0}),
-    "gemma3_text": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="per_head",
-                        bias="flag", post_norms=True, tied_default=True, pattern=6,
+    "gemma3_text": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="per_head",
+                        biases="flag", post_norms=True, tied_default=True, pattern=6,
                         defaults={"vocab_size": 262208, "num_attention_heads": 8, "num_key_value_heads": 4,
                                   "head_dim": 256, "max_position_embeddings": 131072, "rms_norm_eps": 1e-6,
                                   "rope_theta": 1_000_000.0, "rope_local_base_freq": 10_000.0,
                                   "query_pre_attn_scalar": 256, "sliding_window": 4096,
                                   "hidden_activation": "gelu_pytorch_tanh"}),
-    "olmo2": dict(norm="rmsnorm", placement="post_sublayer", pos="rope", gated=True, qk_norm="across_heads",
-                  bias="flag", post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
-    "phi3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="none",
+    "olmo2": dict(norm="rmsnorm", placement="post_sublayer", pos="rope", gated=True, qk_norm_kind="across_heads",
+                  biases="flag", post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
+    "phi3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="none",
                  post_norms=False, tied_default=False, defaults={"rope_theta": 10000.0}),
-    "smollm3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+    "smollm3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
                     post_norms=False, tied_default=True, defaults={}, models=("nope",)),
     # mixture of experts (`moe` names the way the family lays its experts out: see moe_settings)
-    "mixtral": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="none",
+    "mixtral": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="none",
                     post_norms=False, tied_default=False, defaults={}, models=("experts",), moe="mixtral"),
-    "qwen3_moe": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="per_head", bias="flag",
+    "qwen3_moe": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="per_head", biases="flag",
                       post_norms=False, tied_default=False, defaults={}, models=("experts",), moe="qwen"),
-    "deepseek_v3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+    "deepseek_v3": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
                         post_norms=False, tied_default=False, defaults={}, models=("experts", "latent"),
                         moe="deepseek"),
-    "gpt_oss": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+    "gpt_oss": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
                     post_norms=False, tied_default=False, defaults={}, models=("experts",), moe="gpt_oss",
                     sinks=True),
-    "llama4_text": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm="none", bias="flag",
+    "llama4_text": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
                         post_norms=False, tied_default=False, defaults={}, models=("experts", "chunks", "nope"),
                         moe="llama4"),
 }
@@ -76,12 +76,12 @@ class Arch:
     """The numbers every derived figure needs, whichever names the file used."""
     family: str
     n_layer: int
-    hidden: int
+    n_embd: int                   # the residual width (hidden_size)
     n_head: int
     n_kv_head: int
     head_dim: int
-    head_dim_read: bool           # True: head_dim is in the file; False: hidden / heads
-    intermediate: int
+    head_dim_read: bool           # True: head_dim is in the file; False: n_embd / heads
+    hidden: int                   # the dense MLP's width (intermediate_size), as ModelConfig.hidden
     vocab_size: int
     max_positions: int
     tied: bool
@@ -95,8 +95,8 @@ class Arch:
     rope_base: float | None
     rope_local_base: float | None
     rope_scaling: dict | None
-    bias: str                     # all (GPT-2) | qkv (Qwen2) | attn_mlp | attn | mlp | none
-    qk_norm: str                  # none | per_head | across_heads
+    biases: str                   # which layers have biases: all (GPT-2) | qkv (Qwen2) | attn_mlp | attn | mlp | none
+    qk_norm_kind: str             # none | per_head | across_heads | l2 (ModelConfig.qk_norm: per_head or not)
     windows: list[int | None]     # per layer: the sliding window, or None for full attention
     attn_softcap: float | None
     final_softcap: float | None
@@ -461,11 +461,11 @@ def normalise(raw: dict) -> Arch:
     act = cfg.get("hidden_activation") or cfg.get("hidden_act") or cfg.get("activation_function") \
         or d.get("hidden_activation") or "silu"
     tied = cfg.get("tie_word_embeddings", raw.get("tie_word_embeddings", fam["tied_default"]))
-    if fam["bias"] == "flag":
+    if fam["biases"] == "flag":
         attn_b, mlp_b = bool(cfg.get("attention_bias", False)), bool(cfg.get("mlp_bias", False))
         bias = {(True, True): "attn_mlp", (True, False): "attn", (False, True): "mlp"}.get((attn_b, mlp_b), "none")
     else:
-        bias = fam["bias"]
+        bias = fam["biases"]
     base, local, scaling = rope_settings(cfg, fam)
     if scaling is not None and "original_max_position_embeddings" not in scaling \
             and "original_max_position_embeddings" in cfg:       # Phi-3 keeps it beside, not inside, rope_scaling
@@ -486,7 +486,7 @@ def normalise(raw: dict) -> Arch:
         if any(windows):
             raise ConfigError(f"{prefix}sliding_window and attention_chunk_size: both set, one is modelled at a time")
         windows, window_kind = layer_chunks(cfg, prefix, rope, n_layer), "chunk"
-    qk_norm = fam["qk_norm"]
+    qk_norm = fam["qk_norm_kind"]
     if family == "llama4_text" and _flag(cfg, prefix, "use_qk_norm", True):
         qk_norm = "l2"                              # L2 norm without weights, on the RoPE layers
     mla = mla_settings(cfg, prefix, fam)
@@ -497,12 +497,12 @@ def normalise(raw: dict) -> Arch:
         raise ConfigError(f"quantization_config={quant!r}: must be a mapping")
     qpas = cfg.get("query_pre_attn_scalar", d.get("query_pre_attn_scalar"))
     return Arch(
-        family=family, n_layer=n_layer, hidden=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
-        head_dim_read=head_dim_read, intermediate=inter, vocab_size=vocab, max_positions=max_pos, tied=bool(tied),
+        family=family, n_layer=n_layer, n_embd=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
+        head_dim_read=head_dim_read, hidden=inter, vocab_size=vocab, max_positions=max_pos, tied=bool(tied),
         gated=fam["gated"], activation=str(act), norm=fam["norm"], norm_eps=float(eps), placement=fam["placement"],
         post_norms=fam["post_norms"], pos=fam["pos"], rope_base=float(base) if fam["pos"] == "rope" else None,
-        rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, bias=bias,
-        qk_norm=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
+        rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, biases=bias,
+        qk_norm_kind=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
         final_softcap=cfg.get("final_logit_softcapping"), query_pre_attn_scalar=qpas, prefix=prefix,
         defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden), mla=mla,
         rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,

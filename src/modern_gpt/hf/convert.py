@@ -30,6 +30,7 @@ from ..config import ModelConfig
 from ..core.errors import ConfigError, DataError
 from ..nn import GPT
 from ..nn.checkpoint import load_into, load_run
+from .configs import normalise, read_config
 
 GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"
 HF_CLASSES = (GPT2, LLAMA, QWEN3)
@@ -77,7 +78,7 @@ def hf_class(cfg: ModelConfig) -> str:
         if cfg.qk_norm:
             raise ConfigError("qk_norm=True with pos='learned': GPT-2, the class with learned positions, "
                               "has no QK-norm")
-        if cfg.head_size * cfg.n_head != cfg.n_embd:
+        if cfg.head_dim * cfg.n_head != cfg.n_embd:
             raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
                               f"= {cfg.n_embd // cfg.n_head} wide")
         return GPT2
@@ -108,7 +109,7 @@ def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
             n_inner=cfg.hidden, activation_function="gelu", layer_norm_epsilon=cfg.norm_eps,
             resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, **common)
     kw = dict(hidden_size=cfg.n_embd, intermediate_size=cfg.hidden, num_hidden_layers=cfg.n_layer,
-              num_attention_heads=cfg.n_head, num_key_value_heads=cfg.n_kv_head, head_dim=cfg.head_size,
+              num_attention_heads=cfg.n_head, num_key_value_heads=cfg.n_kv_head, head_dim=cfg.head_dim,
               hidden_act="silu", max_position_embeddings=cfg.block_size, rms_norm_eps=cfg.norm_eps,
               rope_parameters={"rope_type": "default", "rope_theta": cfg.rope_base},
               attention_bias=cfg.bias, attention_dropout=cfg.dropout, **common)
@@ -117,17 +118,13 @@ def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
     return transformers.Qwen3Config(use_sliding_window=False, **kw)
 
 
-def _get(conf: Any, key: str, default: Any = None) -> Any:
-    return conf.get(key, default) if isinstance(conf, dict) else getattr(conf, key, default)
-
-
-def arch_of(conf: Any) -> str:
-    """The HF class a config (object or config.json dict) names, or a one-line ConfigError."""
-    archs = _get(conf, "architectures") or []
+def arch_of(conf: dict) -> str:
+    """The HF class a config.json (or a config object's to_dict()) names, or a one-line ConfigError."""
+    archs = conf.get("architectures") or []
     for a in archs:
         if a in HF_CLASSES:
             return a
-    model_type = _get(conf, "model_type")
+    model_type = conf.get("model_type")
     if not archs and model_type in MODEL_TYPES:
         return MODEL_TYPES[model_type]
     raise ConfigError(f"architectures={archs} (model_type={model_type!r}): import knows "
@@ -140,74 +137,59 @@ def config_from_hf(conf: Any, approximate_gelu: bool = False) -> ModelConfig:
     approximate_gelu: accept GPT-2's tanh GELU ('gelu_new', the real GPT-2 checkpoints) and run it as
     exact GELU; logits then differ slightly from HF's.
     """
+    conf = conf if isinstance(conf, dict) else conf.to_dict()     # a transformers config object: its dict
     cfg = _config_from_hf(conf, approximate_gelu)      # the layout's refusals first, then the tie
-    if not _get(conf, "tie_word_embeddings", arch_of(conf) == GPT2):   # defaults: GPT-2 ties, the others not
+    if not normalise(conf).tied:                       # defaults: GPT-2 ties, the others not
         raise ConfigError("tie_word_embeddings=False: this model ties lm_head to the token embedding "
                           "(it has no separate output matrix)")
     return cfg
 
 
-def _config_from_hf(conf: Any, approximate_gelu: bool) -> ModelConfig:
+def _config_from_hf(conf: dict, approximate_gelu: bool) -> ModelConfig:
+    """The numbers come from hf.configs.normalise, the one reader of a config.json (explain's too); what is
+    checked here is what our model cannot compute exactly, by the file's own flags."""
     arch = arch_of(conf)
-    g = lambda k, d=None: _get(conf, k, d)            # noqa: E731
-    try:
-        if arch == GPT2:
-            act = g("activation_function", "gelu_new")
-            if act != "gelu" and not (approximate_gelu and act in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")):
-                raise ConfigError(f"activation_function={act!r}: this model's MLP is exact GELU ('gelu'); "
-                                  "pass approximate_gelu / --approximate-gelu to accept the tanh approximation")
-            if not g("scale_attn_weights", True) or g("scale_attn_by_inverse_layer_idx", False):
-                raise ConfigError("scale_attn_weights / scale_attn_by_inverse_layer_idx: this model scales "
-                                  "attention by 1/sqrt(head_dim) only")
-            if g("add_cross_attention", False):
-                raise ConfigError("add_cross_attention=True: this model is decoder-only")
-            n_embd = g("n_embd", 768)
-            inner = g("n_inner") or 4 * n_embd
-            return ModelConfig(
-                vocab_size=g("vocab_size"), block_size=g("n_positions", 1024), n_layer=g("n_layer"),
-                n_head=g("n_head"), n_kv_head=g("n_head"), n_embd=n_embd, dropout=float(g("attn_pdrop", 0.0)),
-                norm="layernorm", norm_eps=float(g("layer_norm_epsilon", 1e-5)), norm_placement="pre",
-                pos="learned", mlp="gelu", mlp_hidden=0 if inner == 4 * n_embd else inner, bias=True,
-                qk_norm=False)
-        # Llama / Qwen3
-        act = g("hidden_act", "silu")
-        if act != "silu":
-            raise ConfigError(f"hidden_act={act!r}: this model's SwiGLU gates with 'silu'")
-        rope = g("rope_parameters") or {}
-        if g("rope_scaling"):
-            rope = {**rope, **g("rope_scaling")}
-        rope_type = rope.get("rope_type", rope.get("type", "default"))
-        if rope_type != "default":
-            raise ConfigError(f"rope_parameters.rope_type={rope_type!r}: this model has plain RoPE ('default') only")
-        theta = rope.get("rope_theta", g("rope_theta", 10000.0))
-        attention_bias = bool(g("attention_bias", False))
-        if arch == LLAMA:
-            mlp_bias = bool(g("mlp_bias", False))
-            if mlp_bias != attention_bias:
-                raise ConfigError(f"attention_bias={attention_bias}, mlp_bias={mlp_bias}: this model's bias "
-                                  "flag is all or nothing")
-        else:
-            if attention_bias:
-                raise ConfigError("attention_bias=True: Qwen3's MLP has no biases and this model's bias flag "
-                                  "is all or nothing")
-            if g("use_sliding_window", False):
-                raise ConfigError("use_sliding_window=True: this model attends over the whole context")
-        for t in g("layer_types") or []:
-            if t != "full_attention":
-                raise ConfigError(f"layer_types contains {t!r}: this model has full attention only")
-        n_embd, n_head = g("hidden_size"), g("num_attention_heads")
-        head_dim = g("head_dim") or n_embd // n_head
-        base = ModelConfig(
-            vocab_size=g("vocab_size"), block_size=g("max_position_embeddings"), n_layer=g("num_hidden_layers"),
-            n_head=n_head, n_kv_head=g("num_key_value_heads") or n_head, n_embd=n_embd,
-            head_dim=None if head_dim * n_head == n_embd else head_dim,
-            dropout=float(g("attention_dropout", 0.0) or 0.0), norm="rmsnorm", norm_eps=float(g("rms_norm_eps", 1e-6)),
-            norm_placement="pre", pos="rope", rope_base=float(theta), mlp="swiglu", bias=attention_bias,
-            qk_norm=arch == QWEN3)
-        inner = g("intermediate_size")
-        return dataclasses.replace(base, mlp_hidden=0 if inner == base.hidden else inner)
-    except TypeError as e:                              # a missing field reached ModelConfig's type checks
-        raise ConfigError(f"{arch} config: {e}") from None
+    a = normalise(conf)
+    g = conf.get
+    if arch == GPT2:
+        act = a.activation
+        if act != "gelu" and not (approximate_gelu and act in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast")):
+            raise ConfigError(f"activation_function={act!r}: this model's MLP is exact GELU ('gelu'); "
+                              "pass approximate_gelu / --approximate-gelu to accept the tanh approximation")
+        if not g("scale_attn_weights", True) or g("scale_attn_by_inverse_layer_idx", False):
+            raise ConfigError("scale_attn_weights / scale_attn_by_inverse_layer_idx: this model scales "
+                              "attention by 1/sqrt(head_dim) only")
+        if g("add_cross_attention", False):
+            raise ConfigError("add_cross_attention=True: this model is decoder-only")
+        return ModelConfig(
+            vocab_size=a.vocab_size, block_size=a.max_positions, n_layer=a.n_layer, n_head=a.n_head,
+            n_kv_head=a.n_head, n_embd=a.n_embd, dropout=float(g("attn_pdrop", 0.0)), norm="layernorm",
+            norm_eps=a.norm_eps, norm_placement="pre", pos="learned", mlp="gelu",
+            mlp_hidden=0 if a.hidden == 4 * a.n_embd else a.hidden, bias=True, qk_norm=False)
+    # Llama / Qwen3
+    if a.activation != "silu":
+        raise ConfigError(f"hidden_act={a.activation!r}: this model's SwiGLU gates with 'silu'")
+    if a.rope_scaling is not None:
+        rope_type = a.rope_scaling.get("rope_type", a.rope_scaling.get("type"))
+        raise ConfigError(f"rope_parameters.rope_type={rope_type!r}: this model has plain RoPE ('default') only")
+    if arch == LLAMA and a.biases in ("attn", "mlp"):
+        raise ConfigError(f"attention_bias={a.biases == 'attn'}, mlp_bias={a.biases == 'mlp'}: this model's bias "
+                          "flag is all or nothing")
+    if arch == QWEN3 and a.biases != "none":
+        raise ConfigError("attention_bias=True: Qwen3's MLP has no biases and this model's bias flag "
+                          "is all or nothing")
+    if arch == QWEN3 and g("use_sliding_window", False):
+        raise ConfigError("use_sliding_window=True: this model attends over the whole context")
+    for t in g("layer_types") or []:
+        if t != "full_attention":
+            raise ConfigError(f"layer_types contains {t!r}: this model has full attention only")
+    base = ModelConfig(
+        vocab_size=a.vocab_size, block_size=a.max_positions, n_layer=a.n_layer, n_head=a.n_head,
+        n_kv_head=a.n_kv_head, n_embd=a.n_embd, head_dim=a.head_dim,
+        dropout=float(g("attention_dropout", 0.0) or 0.0), norm="rmsnorm", norm_eps=a.norm_eps,
+        norm_placement="pre", pos="rope", rope_base=a.rope_base, mlp="swiglu", bias=a.biases == "attn_mlp",
+        qk_norm=arch == QWEN3)
+    return dataclasses.replace(base, mlp_hidden=0 if a.hidden == base.hidden else a.hidden)
 
 
 # ----------------------------------------------------------------------------------------- weights
@@ -243,7 +225,7 @@ def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torc
         out["transformer.ln_f.weight"], out["transformer.ln_f.bias"] = sd["norm_f.weight"], sd["norm_f.bias"]
         out["lm_head.weight"] = sd["tok_emb.weight"]
         return out
-    d, perm = cfg.head_size, _halves(cfg.head_size)
+    d, perm = cfg.head_dim, _halves(cfg.head_dim)
     out["model.embed_tokens.weight"] = sd["tok_emb.weight"]
     suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
     for i in range(cfg.n_layer):
@@ -297,7 +279,7 @@ def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, to
                     out[o + ours + ".bias"] = take(h + theirs + ".bias")
             out["norm_f.weight"], out["norm_f.bias"] = take("transformer.ln_f.weight"), take("transformer.ln_f.bias")
         else:
-            d, inv = cfg.head_size, torch.argsort(_halves(cfg.head_size))
+            d, inv = cfg.head_dim, torch.argsort(_halves(cfg.head_dim))
             out["tok_emb.weight"] = take("model.embed_tokens.weight")
             suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
             for i in range(cfg.n_layer):
@@ -432,13 +414,7 @@ def read_hf_config(hf_dir: str | Path) -> dict:
     path = Path(hf_dir) / "config.json"
     if not path.is_file():
         raise DataError(f"{path}: not found (a Hugging Face model folder has config.json)")
-    try:
-        conf = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise DataError(f"{path}: not readable JSON ({e})") from None
-    if not isinstance(conf, dict):
-        raise DataError(f"{path}: not a JSON object")
-    return conf
+    return read_config(path)                            # the one reader's, as explain reads a file
 
 
 def import_folder(hf_dir: str | Path, approximate_gelu: bool = False,

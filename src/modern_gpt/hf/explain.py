@@ -137,7 +137,7 @@ def _layer_lines(a: Arch) -> list[str]:
         lines.append(f"NoPE: {nope} of {L} layers rotate nothing (no_rope_layers 0; in transformers "
                      "use_rope = no_rope_layers[i], so 1 marks a RoPE layer): they see order only through the "
                      "causal mask, and change no count or cache"
-                     + ("; the QK-norm (L2, no weights) runs on the RoPE layers only" if a.qk_norm == "l2" else ""))
+                     + ("; the QK-norm (L2, no weights) runs on the RoPE layers only" if a.qk_norm_kind == "l2" else ""))
     if a.sinks:
         lines.append(f"attention sinks: every head has one learned logit that joins its softmax with no value "
                      f"behind it, so a head can attend to nothing ({a.n_head} x {L} = {a.n_head * L:,} parameters, "
@@ -151,31 +151,31 @@ def _shape_lines(a: Arch) -> list[str]:
         m = a.mla
         lines.append(f"head_dim: queries and keys {m.nope + m.rope} = qk_nope_head_dim {m.nope} + qk_rope_head_dim "
                      f"{m.rope}, values {m.v} (v_head_dim); {p}hidden_size / num_attention_heads = "
-                     f"{a.hidden / a.n_head:g} is not used")
+                     f"{a.n_embd / a.n_head:g} is not used")
         q = f"queries through a rank-{m.q_rank} bottleneck" if m.q_rank else "queries from one plain projection"
         lines.append(f"latent attention (MLA): {q}; keys and values rebuilt per head from one {m.kv_rank}-number "
                      f"latent per token (kv_lora_rank), the RoPE part of the key ({m.rope}) one head shared by all "
                      f"{a.n_head}")
     elif a.head_dim_read:
         how = "read from the file" if "head_dim" not in a.defaults_used else "the family's default"
-        note = "" if a.head_dim * a.n_head == a.hidden else \
-            f"; not hidden/heads = {a.hidden}/{a.n_head} = {a.hidden / a.n_head:g}"
+        note = "" if a.head_dim * a.n_head == a.n_embd else \
+            f"; not hidden/heads = {a.n_embd}/{a.n_head} = {a.n_embd / a.n_head:g}"
         lines.append(f"head_dim: {a.head_dim} ({how}{note})")
     else:
         lines.append(f"head_dim: {a.head_dim} (not in the file: {p}hidden_size / num_attention_heads = "
-                     f"{a.hidden} / {a.n_head})")
+                     f"{a.n_embd} / {a.n_head})")
     kind = "gated (3 matrices)" if a.gated else "plain (2 matrices)"
     m = a.moe
     if m is None:
-        lines.append(f"MLP ratio: intermediate / hidden = {a.intermediate} / {a.hidden} = "
-                     f"{a.intermediate / a.hidden:.4g}, {kind}, activation {a.activation}")
+        lines.append(f"MLP ratio: intermediate / hidden = {a.hidden} / {a.n_embd} = "
+                     f"{a.hidden / a.n_embd:.4g}, {kind}, activation {a.activation}")
         return lines
     n_moe = sum(m.layers)
     shared = f" + {m.shared} shared (width {m.shared_width})" if m.shared else " (no shared expert)"
     dense = f", the other {a.n_layer - n_moe} dense (MLP width {m.dense_width})" if n_moe < a.n_layer else ""
     lines.append(f"mixture of experts: {m.experts} routed experts{shared} in each MoE layer, {m.top_k} routed run "
                  f"per token; MoE in {n_moe} of {a.n_layer} layers: {m.fields}{dense}")
-    lines.append(f"MLP ratio: each expert's width / hidden = {m.width} / {a.hidden} = {m.width / a.hidden:.4g}, "
+    lines.append(f"MLP ratio: each expert's width / hidden = {m.width} / {a.n_embd} = {m.width / a.n_embd:.4g}, "
                  f"{kind}, activation {a.activation}")
     lines.append(f"router: {m.router}")
     return lines

@@ -36,7 +36,7 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
     if not a.known:
         missing.append(f"model_type {a.family!r}: not a family this tool knows, read the Llama way")
     missing += [f"{what}: not read" for what, _ in a.unmodelled]
-    width = a.intermediate
+    width = a.hidden
     if a.moe is not None:
         m = a.moe
         width = m.top_k * m.width + m.shared_width
@@ -54,7 +54,7 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         missing.append(f"NoPE layers ({nope} of {a.n_layer} rotate nothing): every toy layer uses RoPE")
     if a.sinks:
         missing.append("attention sinks (one learned logit per head)")
-    if a.qk_norm == "l2":
+    if a.qk_norm_kind == "l2":
         missing.append("QK-norm as an L2 norm without weights, on the RoPE layers only: ours (RMSNorm per head) used")
     if a.quant is not None:
         missing.append(f"weights stored quantised ({a.quant.get('quant_method')}): the toy trains in float")
@@ -64,22 +64,22 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         n_layer=size["n_layer"], n_head=size["n_head"], n_kv_head=kv, n_embd=size["n_embd"], head_dim=None,
         block_size=size["block_size"], dropout=0.0, norm=a.norm, norm_eps=a.norm_eps,
         norm_placement="pre", pos=a.pos, rope_base=a.rope_base if a.rope_base else 10000.0, mlp=mlp,
-        mlp_multiple=64, mlp_hidden=max(1, round(width / a.hidden * size["n_embd"])),
-        bias=a.bias == "all", qk_norm=a.qk_norm != "none",
+        mlp_multiple=64, mlp_hidden=max(1, round(width / a.n_embd * size["n_embd"])),
+        bias=a.biases == "all", qk_norm=a.qk_norm_kind != "none",
     )
-    if a.head_dim * a.n_head != a.hidden and a.mla is None:
-        missing.append(f"head_dim {a.head_dim} wider/narrower than hidden/heads ({a.hidden}/{a.n_head}); "
+    if a.head_dim * a.n_head != a.n_embd and a.mla is None:
+        missing.append(f"head_dim {a.head_dim} wider/narrower than hidden/heads ({a.n_embd}/{a.n_head}); "
                        "the toy uses n_embd / n_head")
-    if a.bias == "qkv":
+    if a.biases == "qkv":
         missing.append("biases on the q, k, v projections only (our bias flag is all or nothing: off)")
-    elif a.bias in ("attn", "mlp", "attn_mlp"):
-        missing.append(f"biases on some projections only ({a.bias}); our bias flag also adds norm biases: off")
+    elif a.biases in ("attn", "mlp", "attn_mlp"):
+        missing.append(f"biases on some projections only ({a.biases}); our bias flag also adds norm biases: off")
     if a.placement == "post_sublayer":
         missing.append("norms after each sublayer inside the residual branch, x + norm(f(x)) "
                        "(neither our pre nor 2017's post): pre used")
     if a.post_norms:
         missing.append("extra norms after the attention and MLP outputs (pre and post: 4 per layer)")
-    if a.qk_norm == "across_heads":
+    if a.qk_norm_kind == "across_heads":
         missing.append("QK-norm across all heads at once (one norm over n_head x head_dim), not per head")
     if any(a.windows):
         n = sum(w is not None for w in a.windows)

@@ -23,7 +23,7 @@ from ..config.choices import registered
 if TYPE_CHECKING:
     from ..config import ModelConfig
 
-Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin of the positions in hand, (T, head_size/2) each
+Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin of the positions in hand, (T, head_dim/2) each
 
 
 NORMS = registered("norm", choices.NORMS, {
@@ -72,7 +72,7 @@ class RotaryPositions(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        cos, sin = rope_cache(cfg.head_size, cfg.block_size, cfg.rope_base)
+        cos, sin = rope_cache(cfg.head_dim, cfg.block_size, cfg.rope_base)
         self.register_buffer("cos", cos, persistent=False)   # a table, not weights: not saved
         self.register_buffer("sin", sin, persistent=False)
 
@@ -112,7 +112,7 @@ class KVCache:
                  dtype: torch.dtype = torch.float32):
         self.block_size = cfg.block_size
         # (layer, K or V, batch, K/V head, position, head_dim)
-        self.kv = torch.zeros(cfg.n_layer, 2, batch, cfg.n_kv_head, cfg.block_size, cfg.head_size, device=device,
+        self.kv = torch.zeros(cfg.n_layer, 2, batch, cfg.n_kv_head, cfg.block_size, cfg.head_dim, device=device,
                               dtype=dtype)
         self.length = 0                                   # tokens stored per sequence
 
@@ -143,7 +143,7 @@ class LayerKV:
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.n_head, self.n_kv_head, self.head_dim = cfg.n_head, cfg.n_kv_head, cfg.head_size
+        self.n_head, self.n_kv_head, self.head_dim = cfg.n_head, cfg.n_kv_head, cfg.head_dim
         self.q_proj = nn.Linear(cfg.n_embd, cfg.n_head * self.head_dim, bias=cfg.bias)
         self.k_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * self.head_dim, bias=cfg.bias)  # narrower under GQA
         self.v_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * self.head_dim, bias=cfg.bias)  # narrower under GQA

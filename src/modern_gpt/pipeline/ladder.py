@@ -24,6 +24,16 @@ class Row:
     changed: bool        # False when the flag's baseline and model values agree ("no change")
 
 
+def switch(cfg: ModelConfig, flag: str, value: Any, target: ModelConfig) -> ModelConfig:
+    """cfg with one flag set to value, on the way to `target`. A head_dim that is n_embd / n_head at both ends
+    (null in params.yaml, resolved) follows a change of n_embd or n_head; any other head_dim stays."""
+    changes = {flag: value}
+    derived = [c.head_dim * c.n_head == c.n_embd for c in (cfg, target)]
+    if flag in ("n_embd", "n_head") and all(derived):
+        changes["head_dim"] = None
+    return dataclasses.replace(cfg, **changes)
+
+
 def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LADDER) -> list[Row]:
     """Rows from `baseline` to `model`, one flag at a time, in the order of `flags`.
 
@@ -37,7 +47,7 @@ def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LAD
         value = getattr(model, flag)
         changed = getattr(cfg, flag) != value
         try:
-            cfg = dataclasses.replace(cfg, **{flag: value})
+            cfg = switch(cfg, flag, value, model)
         except ConfigError as e:
             raise ConfigError(f"ladder row {flag!r}: {e}") from None
         rows.append(Row(flag, row_label(flag, value, cfg.n_head, changed), cfg, changed))
@@ -53,4 +63,4 @@ def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LAD
 def leave_one_out(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> list[Row]:
     """The full model with one change reverted to its baseline value, for each flag."""
     return [Row(f"loo_{flag}", revert_label(flag, getattr(model, flag), model.n_head),
-                dataclasses.replace(model, **{flag: getattr(baseline, flag)}), True) for flag in flags]
+                switch(model, flag, getattr(baseline, flag), baseline), True) for flag in flags]

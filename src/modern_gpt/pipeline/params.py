@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import AblationConfig, LadderConfig, LaunchConfig, SweepConfig, section
+from ..config.sections import (CLASSES, AblationConfig, LadderConfig, LaunchConfig, ServeConfig, SweepConfig,
+                               section)
 from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
@@ -113,6 +114,22 @@ def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
                           "one; the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
     return SweepConfig(lr=list(sweep.lr), rows=[r for r in rows if r in sweep.rows],
                        seeds=[s for s in seeds if s in sweep.seeds])
+
+
+STAGE_SECTIONS = ("generate", "data", "tokenizer", "serve", "report")   # read by other stages, checked here too
+
+
+def check_all(raw: dict) -> Params:
+    """Every section of params.yaml (core.params.load's mapping, unknown sections already refused), checked
+    before anything trains: the other stages' sections each by its class, then the ladder's, then what ties
+    them (serve.run_seed must be one of seeds)."""
+    for name in STAGE_SECTIONS:
+        section(CLASSES[name], raw.get(name), name)
+    p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in ("launch", "ablation", "sweep")})
+    serve = section(ServeConfig, raw.get("serve"), "serve")
+    if serve.run_seed not in p.seeds:
+        raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
+    return p
 
 
 def load(path: str | Path = "params.yaml") -> Params:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import PurePosixPath
 
 from .results import RowResult
 

@@ -1,7 +1,8 @@
 """The Markdown report as a function of the results (no DVC, no torch): warnings, the table, the sections.
 
 Everything printed is rounded and ordered, so the same results always give the same bytes. The
-table's columns are declared once, in COLUMNS: header, alignment and how a cell reads.
+table's columns are declared once, in COLUMNS: the report's header, alignment and cell, the CSV's raw values,
+and the quick command's table.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any, Callable
 from tabulate import tabulate
 
 from ..serving.kv_cache import human
-from .results import RowResult
+from .results import Holds, Rerun, Results, RowResult
 from .settings import Settings
-from .stats import (NA_VERDICT, NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, compare,
+from .stats import (NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, Verdict, compare,
                     rule, verdict_text)
+from . import wording as W
 from .sweep import AtBest, Cell, SweepRow, selection_bias
 
 LN2 = math.log(2)
@@ -46,7 +48,7 @@ def millions(n: int) -> str:
 
 def verdict(c: Comparison | None) -> str:
     text = verdict_text(c)
-    return f"**{text}**" if c is not None and c.verdict in ("better", "worse") else text
+    return f"**{text}**" if c is not None and c.verdict in (Verdict.BETTER, Verdict.WORSE) else text
 
 
 def interval(c: Comparison | None) -> str:
@@ -61,55 +63,126 @@ def margins(c: Comparison | None) -> str:
 
 
 @dataclass(frozen=True)
+class Quick:
+    """How the quick command's table shows a column. It prints a row as soon as the row has trained, so its
+    widths are fixed; with several seeds a loss reads mean±range and the verdict column appears."""
+    header: str
+    width: int                                   # < 0: left-aligned
+    cell: Callable[[RowResult, int], str]        # (the result, its seed count) → the text
+    many: tuple[str, int] | None = None          # (header, width) with several seeds
+    many_only: bool = False                      # shown with several seeds only
+
+
+@dataclass(frozen=True)
 class Column:
     header: str                                  # '{confidence}' is replaced by the stated confidence
     align: str                                   # 'left' | 'right'
-    cell: Callable[[str, RowResult], str]        # (the row's number, its result) → the cell's text
+    cell: Callable[[str, RowResult], str]        # (the row's number, its result) → the report's cell
+    csv: tuple[tuple[str, Callable[[RowResult], Any]], ...] = ()   # reports/ablation.csv: (name, raw value)
+    quick: Quick | None = None                   # the quick command's table
+    report: bool = True                          # False: a column of the quick table only
 
 
+def _vs(get: Callable[[Comparison], Any], otherwise: Any = None) -> Callable[[RowResult], Any]:
+    return lambda r: get(r.vs) if r.vs else otherwise
+
+
+def _quick_loss(summary: Callable[[RowResult], Summary]) -> Callable[[RowResult, int], str]:
+    def cell(r: RowResult, n_seeds: int) -> str:
+        s = summary(r)
+        if s.mean is None:
+            return "diverged"
+        return f"{s.mean:.4f}" if n_seeds == 1 else f"{s.mean:.4f}±{s.range:.4f}"
+    return cell
+
+
+# The one column list: the report's table (header, alignment, cell), ablation.csv's raw values and the quick
+# command's table, in this order.
 COLUMNS = [
-    Column("#", "right", lambda i, r: i),
-    Column("variant", "left", lambda i, r: r.label),
-    Column("params", "right", lambda i, r: millions(r.params)),
+    Column("#", "right", lambda i, r: i, csv=(("row", lambda r: r.slug),)),
+    Column("variant", "left", lambda i, r: r.label, csv=(("variant", lambda r: r.label),),
+           quick=Quick("variant", -22, lambda r, n: r.label)),
+    Column("params", "right", lambda i, r: millions(r.params), csv=(("params", lambda r: r.params),),
+           quick=Quick("params", 8, lambda r, n: f"{r.params / 1e6:>7.2f}M")),
     Column("Δ params", "right",
-           lambda i, r: "" if r.d_params is None else f"{r.d_params:+,}" + (" ≠" if r.unequal else "")),
-    Column("train", "right", lambda i, r: mean_sd(r.train)),
-    Column("val", "right", lambda i, r: mean_sd(r.val)),
-    Column("bpc", "right", lambda i, r: num(r.bpc.mean, 3)),
-    Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else ""),
-    Column("range", "right", lambda i, r: num(r.vs.range if r.vs else r.val.range)),     # seen, not judged
-    Column("spread", "right", lambda i, r: num(r.vs.spread) if r.vs else ""),           # the threshold
-    Column("{confidence} CI of Δ", "right", lambda i, r: interval(r.vs)),
-    Column("margins ± band", "right", lambda i, r: margins(r.vs)),
-    Column("verdict", "left", lambda i, r: verdict(r.vs)),
-    Column("secs", "right", lambda i, r: f"{r.secs:.0f}"),
+           lambda i, r: "" if r.d_params is None else f"{r.d_params:+,}" + (" ≠" if r.unequal else ""),
+           csv=(("d_params", lambda r: r.d_params),)),
+    Column("train", "right", lambda i, r: mean_sd(r.train),
+           csv=(("train_mean", lambda r: r.train.mean), ("train_sd", lambda r: r.train.sd)),
+           quick=Quick("train", 9, _quick_loss(lambda r: r.train), many=("train (±range)", 16))),
+    Column("val", "right", lambda i, r: mean_sd(r.val),
+           csv=(("val_mean", lambda r: r.val.mean), ("val_sd", lambda r: r.val.sd), ("n", lambda r: r.val.n_finite),
+                ("diverged", lambda r: r.val.n_diverged)),
+           quick=Quick("val", 9, _quick_loss(lambda r: r.val), many=("val (±range)", 16))),
+    Column("bpc", "right", lambda i, r: num(r.bpc.mean, 3), csv=(("bpc_mean", lambda r: r.bpc.mean),)),
+    Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else "",
+           csv=(("d_val", _vs(lambda c: c.effect)),),
+           quick=Quick("Δ val", 9, lambda r, n: "" if r.vs is None or r.vs.effect is None else f"{r.vs.effect:+.4f}")),
+    Column("range", "right", lambda i, r: num(r.vs.range if r.vs else r.val.range),     # seen, not judged
+           csv=(("range", lambda r: r.vs.range if r.vs else r.val.range),)),
+    Column("spread", "right", lambda i, r: num(r.vs.spread) if r.vs else "",           # the threshold
+           csv=(("spread", _vs(lambda c: c.spread)),)),
+    Column("{confidence} CI of Δ", "right", lambda i, r: interval(r.vs),
+           csv=(("ci_low", _vs(lambda c: c.ci_low)), ("ci_high", _vs(lambda c: c.ci_high)))),
+    Column("margins ± band", "right", lambda i, r: margins(r.vs),
+           csv=(("margin_spread", _vs(lambda c: c.margin_spread)), ("margin_interval", _vs(lambda c: c.margin_interval)),
+                ("band", _vs(lambda c: c.band)))),
+    Column("verdict", "left", lambda i, r: verdict(r.vs),
+           csv=(("verdict", _vs(lambda c: c.verdict, "")), ("noise_kind", _vs(lambda c: c.noise_kind)),
+                ("seeds_needed", _vs(lambda c: c.seeds_needed)))),
+    Column("secs", "right", lambda i, r: f"{r.secs:.0f}", csv=(("secs", lambda r: r.secs),),
+           quick=Quick("secs", 7, lambda r, n: f"{r.secs:>6.0f}s")),
+    Column("verdict", "left", lambda i, r: "", report=False, quick=Quick("verdict", 0, lambda r, n: verdict_text(r.vs) if r.vs else "",
+                                                            many_only=True)),
 ]
+TABLE = [c for c in COLUMNS if c.report]
 
 
 def markdown_table(rows: list[tuple[str, RowResult]], confidence: float,
                    extra: list[dict[str, str]] = ()) -> str:
     """The table of (number, result) rows, then `extra` rows given as {header: cell} (others blank).
     Padded columns: the raw Markdown reads as a table in a pull request's diff too."""
-    body = [[c.cell(i, r) for c in COLUMNS] for i, r in rows]
-    body += [[e.get(c.header, "") for c in COLUMNS] for e in extra]
-    head = [c.header.replace("{confidence}", f"{confidence:.0%}") for c in COLUMNS]
-    return tabulate(body, headers=head, tablefmt="pipe", colalign=[c.align for c in COLUMNS], disable_numparse=True)
+    body = [[c.cell(i, r) for c in TABLE] for i, r in rows]
+    body += [[e.get(c.header, "") for c in TABLE] for e in extra]
+    head = [c.header.replace("{confidence}", f"{confidence:.0%}") for c in TABLE]
+    return tabulate(body, headers=head, tablefmt="pipe", colalign=[c.align for c in TABLE], disable_numparse=True)
 
 
 def csv_row(r: RowResult) -> dict[str, Any]:
     """One row of reports/ablation.csv: raw numbers, for `dvc plots` and anyone's own analysis."""
-    c = r.vs
-    return {
-        "row": r.slug, "variant": r.label, "params": r.params, "d_params": r.d_params,
-        "train_mean": r.train.mean, "train_sd": r.train.sd, "val_mean": r.val.mean, "val_sd": r.val.sd,
-        "n": r.val.n_finite, "diverged": r.val.n_diverged, "bpc_mean": r.bpc.mean,
-        "d_val": c.effect if c else None, "spread": c.spread if c else None,
-        "range": c.range if c else r.val.range,
-        "ci_low": c.ci_low if c else None, "ci_high": c.ci_high if c else None,
-        "margin_spread": c.margin_spread if c else None, "margin_interval": c.margin_interval if c else None,
-        "band": c.band if c else None, "verdict": c.verdict if c else "",
-        "noise_kind": c.noise_kind if c else None, "seeds_needed": c.seeds_needed if c else None, "secs": r.secs,
-    }
+    return {name: value(r) for c in COLUMNS for name, value in c.csv}
+
+
+def _quick_columns(n_seeds: int) -> list[tuple[Quick, str, int]]:
+    out = []
+    for c in COLUMNS:
+        q = c.quick
+        if q is None or (q.many_only and n_seeds == 1):
+            continue
+        header, width = q.many if q.many and n_seeds > 1 else (q.header, q.width)
+        out.append((q, header, width))
+    return out
+
+
+def _pad(text: str, width: int) -> str:
+    if width == 0:                               # the last column: after two spaces, unpadded
+        return f"  {text}" if text else ""
+    return f"{text:<{-width}}" if width < 0 else f"{text:>{width}}"
+
+
+def quick_header(n_seeds: int) -> str:
+    """The quick command's header line and its rule."""
+    head = "".join(_pad(h, w) for _, h, w in _quick_columns(n_seeds))
+    return head + "\n" + "-" * len(head)
+
+
+def quick_line(r: RowResult) -> str:
+    """One line of the quick command's table, then how many seeds diverged, if any."""
+    n = len(r.runs)
+    line = "".join(_pad(q.cell(r, n), w) for q, _, w in _quick_columns(n))
+    if r.val.n_diverged:
+        line += f"  ({r.val.n_diverged}/{n} diverged)"
+    return line
 
 
 # ------------------------------------------------------------------------------------- warnings
@@ -143,51 +216,23 @@ def overfitting(rows: list[RowResult], s: Settings) -> list[str]:
 def warnings(rows: list[RowResult], s: Settings) -> list[str]:
     out = []
     if len(rows[0].runs) == 1:
-        out.append("**One seed: no verdicts.** A single run per row cannot separate a change from seed noise; "
-                   "list three or more seeds in params.yaml.")
+        out.append(W.ONE_SEED)
     if found := memorised(rows, s):
-        out.append(f"**Memorised:** {', '.join(found)}. The loss is below what the text allows "
-                   f"(train and val under {s.memorised_below:g} nats per character"
-                   + (f", or train under the corpus's floor of {s.floor:.4f}" if s.floor is not None else "")
-                   + "): once the model has memorised its corpus, every delta is noise. Use a larger corpus or "
-                   "fewer steps.")
+        out.append(W.MEMORISED.format(rows=", ".join(found), below=s.memorised_below,
+                                      floor=W.MEMORISED_FLOOR.format(floor=s.floor) if s.floor is not None else ""))
     if found := overfitting(rows, s):
-        out.append(f"**Overfitting:** validation loss ended more than {s.overfit_rise:.0%} above its minimum in "
-                   f"{'; '.join(found)}.")
+        out.append(W.OVERFITTING.format(rise=s.overfit_rise, runs="; ".join(found)))
     if found := [r.label for r in rows if r.unequal]:
-        out.append(f"**Unequal parameters** (marked ≠): {', '.join(found)} differ from the row they are compared "
-                   f"with by more than {s.param_tolerance:.0%} in non-embedding parameters, so a capacity change "
-                   "is mixed into the effect. `ablation.match_params: true` sizes each row's MLP to match.")
+        out.append(W.UNEQUAL.format(rows=", ".join(found), tolerance=s.param_tolerance))
     diverged = [f"{r.label} ({r.val.n_diverged}/{r.val.n})" for r in rows if r.val.n_diverged]
     if diverged:
-        out.append(f"**Diverged:** {', '.join(diverged)}: non-finite loss. Those seeds are left out of the means "
-                   "and of the paired comparisons, and counted in the cells.")
+        out.append(W.DIVERGED.format(rows=", ".join(diverged)))
     return out
 
 
 # ------------------------------------------------------------------------------------- the rerun check
 
-@dataclass(frozen=True)
-class Rerun:
-    """A ladder row trained again with perturbed initial weights (`again`, compared with the rerun of the row
-    above where that was rerun too), next to the row as the ladder has it (`original`)."""
-    original: RowResult
-    again: RowResult
-
-    def diffs(self) -> list[float]:
-        """rerun - original val loss of each seed that is finite in both."""
-        return [b - a for a, b in zip(self.original.values("val_loss"), self.again.values("val_loss"))
-                if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
-
-    def holds(self) -> str:
-        """'yes' / '**flipped**' for a settled verdict (the rerun's, without a band, is / is not the same),
-        'open' where the original was borderline, '' with nothing compared."""
-        o, a = self.original.vs, self.again.vs
-        if o is None or a is None or o.verdict == NA_VERDICT:
-            return ""
-        if o.verdict == "borderline":
-            return "open (borderline)"
-        return "yes" if a.unbanded == o.verdict else "**flipped**"
+HOLDS_WORDS = {Holds.YES: "yes", Holds.FLIPPED: "**flipped**", Holds.OPEN: "open (borderline)", Holds.NONE: ""}
 
 
 @dataclass(frozen=True)
@@ -212,7 +257,7 @@ def rerun_figures(reruns: list[Rerun]) -> RerunFigures:
     return RerunFigures(rms=rms, largest=max(map(abs, diffs)) if diffs else None,
                         mean_shift=max(shifts) if shifts else None,
                         ratio=rms / pooled if rms is not None and pooled else None,
-                        flipped=holds.count("**flipped**"), settled=sum(h in ("yes", "**flipped**") for h in holds))
+                        flipped=holds.count(Holds.FLIPPED), settled=sum(h in (Holds.YES, Holds.FLIPPED) for h in holds))
 
 
 def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list[str]:
@@ -221,23 +266,17 @@ def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list
              num(None if r.again.val.mean is None or r.original.val.mean is None
                  else r.again.val.mean - r.original.val.mean, sign=True),
              num(max(map(abs, r.diffs())) if r.diffs() else None),
-             verdict(r.original.vs), verdict(r.again.vs), r.holds()] for r in reruns]
+             verdict(r.original.vs), verdict(r.again.vs), HOLDS_WORDS[r.holds()]] for r in reruns]
     head = ["variant", "val", "val, rerun", "Δ mean", "largest Δ of a run", "verdict", "verdict, rerun",
             "verdict holds"]
     return [
         "## Rerun check: another machine's rounding",
-        f"Each row below was trained again on the same seeds and batches with every initial weight multiplied by "
-        f"(1 + {perturbation:g} × N(0, 1)). That is float32's rounding, the size of the difference another CPU's "
-        "or GPU's kernels make, and training amplifies it the same way; so these reruns stand in for a reviewer "
-        "who retrains on another machine. A rerun row is compared with the rerun of the row above where that "
-        "was rerun too. A settled verdict holds when the rerun's verdict (without the band) is the same; a "
-        "borderline one is open by definition.",
+        W.RERUN.format(perturbation=perturbation),
         tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * 5 + ["left"] * 2,
                  disable_numparse=True),
-        f"**Rerun noise:** one run's val loss moved by {num(f.rms)} rms (largest {num(f.largest)}), "
-        f"{num(f.ratio, 2)} × the rows' pooled seed sd; row means moved by up to {num(f.mean_shift)}. "
-        f"{f.settled - f.flipped} of {f.settled} settled verdicts held"
-        + (f"; **{f.flipped} flipped**." if f.flipped else "."),
+        W.RERUN_NOISE.format(rms=num(f.rms), largest=num(f.largest), ratio=num(f.ratio, 2), mean_shift=num(f.mean_shift),
+                             held=f.settled - f.flipped, settled=f.settled,
+                             flipped=f"; **{f.flipped} flipped**." if f.flipped else "."),
     ]
 
 
@@ -258,8 +297,7 @@ def stability_sentence(pair: AtBest) -> str:
     row, ref = pair.row.row.label, pair.ref.row.label
     unstable = [c for c in pair.ref.cells if c.unstable]
     if not unstable:
-        return (f"{ref} neither spiked nor diverged at any rate of the grid, so the grid does not test what {row} "
-                "does for stability; widen it to higher rates (`sweep.lr`).")
+        return W.STABILITY_UNTESTED.format(ref=ref, row=row)
     out = []
     mine = {c.multiple: c for c in pair.row.cells}
     for c in unstable:
@@ -268,7 +306,8 @@ def stability_sentence(pair: AtBest) -> str:
         ours = sum(m.spikes) + m.val.n_diverged
         outcome = ("removed that instability" if not m.unstable
                    else "reduced it" if ours < worse else "did not remove it")
-        out.append(f"At lr {lr_label(c)}, {ref}: {instability(c)}; {row}: {instability(m)}. {row} {outcome}.")
+        out.append(W.STABILITY_AT.format(lr=lr_label(c), ref=ref, ref_instability=instability(c), row=row,
+                                         instability=instability(m), outcome=outcome))
     return " ".join(out)
 
 
@@ -284,43 +323,31 @@ def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_n
     head = ["variant", "lr", "val", "spikes", "seeds that spiked", "diverged", ""]
     text = [
         "## Learning rate",
-        f"{' and '.join(r.row.label for r in rows)} trained at each learning rate below (multiples of train.lr "
-        f"{base_lr:g}; min_lr scaled alike), on seeds {seeds}; the runs at {base_lr:g} are the main table's. "
-        f"A **spike** is an episode in which a step's training loss rose more than {s.spike_threshold:g} nats above the "
-        "lowest loss before it (`report.spike_threshold`), counted after warm-up (the first optimiser steps jump "
-        "alike in every row at a high rate); a seed **diverged** when its loss went non-finite, or, "
-        "after warm-up, more than 10% above the uniform model's"
-        + (f" (ln V = {uniform:.3f})" if uniform is not None else "") + ": the run "
-        "stops there and is left out of the mean. A row's **best** rate has the lowest mean val loss among the "
-        "rates where no seed diverged.",
+        W.SWEEP.format(rows=" and ".join(r.row.label for r in rows), base_lr=base_lr, seeds=seeds,
+                       spike=s.spike_threshold,
+                       uniform=W.SWEEP_UNIFORM.format(uniform=uniform) if uniform is not None else ""),
         tabulate(body, headers=head, tablefmt="pipe", colalign=["left", "right", "right", "right", "right", "right",
                                                                  "left"], disable_numparse=True),
         f"![validation loss against learning rate, mean and seed range]({plot_name})",
     ]
     for pair in pairs:
         if pair.vs is None:
-            text.append(f"**{pair.row.row.label} against {pair.ref.row.label} at their best rates:** one of them "
-                        "diverged at every rate; no comparison.")
+            text.append(W.PAIR_NONE.format(row=pair.row.row.label, ref=pair.ref.row.label))
             continue
         c, a, b = pair.vs, pair.row.best, pair.ref.best
         changed = pair.vs.verdict != pair.main.verdict
-        text.append(
-            f"**{pair.row.row.label} at lr {a.lr:g} against {pair.ref.row.label} at lr {b.lr:g}** (each at its best "
-            f"rate): Δ val {num(c.effect, sign=True)} ("
-            + (f"spread {num(c.spread)}, range {num(c.range)}, {s.confidence:.0%} CI {interval(c)}, "
-               f"margins {margins(c)}"
-               if c.ci_low is not None else f"{c.n_pairs} seed") + f"): {verdict(c)}. "
-            + (f"The verdict changes: at lr {base_lr:g} for both it was {verdict(pair.main)}."
-               if changed else f"The same verdict as at lr {base_lr:g} for both.")
-            + " " + stability_sentence(pair))
+        figures = (W.PAIR_FIGURES.format(spread=num(c.spread), range=num(c.range), confidence=s.confidence,
+                                         interval=interval(c), margins=margins(c))
+                   if c.ci_low is not None else f"{c.n_pairs} seed")
+        same = (W.PAIR_CHANGED.format(base_lr=base_lr, verdict=verdict(pair.main)) if changed
+                else W.PAIR_SAME.format(base_lr=base_lr))
+        text.append(W.PAIR.format(row=pair.row.row.label, lr=a.lr, ref=pair.ref.row.label, ref_lr=b.lr,
+                                  effect=num(c.effect, sign=True), figures=figures, verdict=verdict(c), same=same,
+                                  stability=stability_sentence(pair)))
     bias = selection_bias(rows)
     if bias is not None:
         k = max(len(r.cells) for r in rows)
-        text.append(
-            f"**The best rate is chosen on the seeds that judge it**, which favours it: of {k} equally good rates, "
-            f"the best mean lies below the others by luck alone by about {num(bias)} nats (E[max of {k} normals] × "
-            "the seed sd pooled over every cell of the grid, unstable ones included, / √seeds). A difference at the best rates smaller than that is not evidence; "
-            "new seeds at the chosen rates would remove the bias (`dvc exp run -S seeds=...`).")
+        text.append(W.SELECTION_BIAS.format(k=k, bias=num(bias)))
     return text
 
 
@@ -349,32 +376,24 @@ def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> l
                      f"{ratio:.2f}×" if ratio is not None and ratio != 1 else "", f"{fits:,}",
                      f"{m['prefill_tokens_per_sec']:,.0f}", f"{m['decode_tokens_per_sec']:,.0f}"])
         if ratio is not None and ratio != 1:
-            notes.append(f"**{r.label}** keeps {ratio:.2f}× the KV cache of the row above ({above['n_kv_head']} → "
-                         f"{m['n_kv_head']} K/V heads), so {sequences(above):,} → {fits:,} full-context sequences fit in "
-                         f"{s.serving_budget_gib:g} GiB; decode speed {above['decode_tokens_per_sec']:,.0f} → "
-                         f"{m['decode_tokens_per_sec']:,.0f} tokens/s.")
+            notes.append(W.SERVING_SAVING.format(
+                row=r.label, ratio=ratio, heads_above=above["n_kv_head"], heads=m["n_kv_head"],
+                fit_above=sequences(above), fit=fits, budget=s.serving_budget_gib,
+                decode_above=above["decode_tokens_per_sec"], decode=m["decode_tokens_per_sec"]))
         above = m
     machines = sorted({f"{m['machine']}, {m['threads']} threads, torch {m['torch']}" for m in served})
     head = ["variant", "K/V heads", "KV cache per token", f"per sequence ({first['context']} tokens)",
             "vs row above", f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
     text = [
         "## Serving cost",
-        "Generating keeps every past token's keys and values (the KV cache) for each layer, for the K/V heads "
-        "only: grouped-query attention's benefit lives here, not in the loss. Bytes per token = 2 (K and V) × layers "
-        "× K/V heads × head size × 4 (float32), computed from each row's shape and checked against the real "
-        "cache tensor's size. Sequences that fit: (the budget − one copy of the weights) ÷ one full-context "
-        "sequence's cache (`report.serving_budget_gib`).",
+        W.SERVING,
         tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * 7, disable_numparse=True),
         *notes,
-        f"† Measured by the serve stage on each row's seed-{first['seed']} model: median of {cfg['repeats']} runs, "
-        f"{cfg['batch']} sequences at once, a {len(first['prompt'])}-token prompt (prefill) then "
-        f"{first['new_tokens']} tokens one at a time with the cache (decode), greedy; on {'; '.join(machines)}. "
-        "They depend on the machine, like the seconds column.",
+        W.SERVING_MEASURED.format(seed=first["seed"], repeats=cfg["repeats"], batch=cfg["batch"],
+                                  prompt=len(first["prompt"]), new=first["new_tokens"], machines="; ".join(machines)),
         "## Samples",
-        f"Each row's seed-{first['seed']} model continues the first {len(first['prompt'])} tokens of the validation "
-        f"text, sampled at temperature {cfg['temperature']:g} among the {cfg['top_k']} likeliest tokens (sampler "
-        f"seed {cfg['seed']}), up to the context of {first['context']} tokens (`modern-gpt sample "
-        "data/runs/<row>/<seed>` does the same by hand). The prompt:",
+        W.SAMPLES.format(seed=first["seed"], prompt=len(first["prompt"]), temperature=cfg["temperature"],
+                         top_k=cfg["top_k"], sampler_seed=cfg["seed"], context=first["context"]),
         fence(first["prompt_text"]),
     ]
     for r in rows:
@@ -399,13 +418,17 @@ class Report:
     full: Comparison              # the full model against the baseline
 
 
-def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: str,
-          aa: RowResult | None = None, loo: list[RowResult] = (), reruns: list[Rerun] = (),
-          perturbation: float = 0.0, sweep: list[SweepRow] = (), pairs: list[AtBest] = (),
-          sweep_plot: str = "lr_sweep.png", uniform: float | None = None, serve: list[dict] = ()) -> Report:
+CURVES_PLOT, SWEEP_PLOT = "val_curves.png", "lr_sweep.png"      # the plots beside the report
+
+
+def build(results: Results) -> Report:
     """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
-    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model) and
-    reruns with perturbed initial weights (compared with their rows)."""
+    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model),
+    reruns with perturbed initial weights (compared with their rows), the learning-rate grid and the
+    serving cost."""
+    rows, info, s, aa, loo, reruns = (results.rows, results.provenance, results.settings, results.aa,
+                                      results.loo, results.reruns)
+    sweep, pairs, serve = results.sweep, results.pairs, results.serve
     stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
     if stated - {s.confidence}:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
@@ -416,67 +439,50 @@ def build(rows: list[RowResult], info: dict[str, str], s: Settings, plot_name: s
     full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
                    band=s.borderline)
     parts = [
-        "# Ablation: from the Step 1 GPT to the modern design",
-        "Written by `dvc repro` (stage `report`); do not edit by hand. Each row adds one change to the row above "
-        "it, at the same shape, on the same seeds and batches.",
+        W.TITLE,
+        W.INTRO,
         "## Provenance",
         tabulate(list(info.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Ablation",
         *warnings(rows, s),
         f"**Rule.** {rule(s.confidence)}",
         markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
-        "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
-        "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
-        "better); range is the larger of the two rows' seed ranges (max − min), shown but not judged; spread is "
-        f"{SPREAD_SDS:g} × the pooled seed sd of the two rows, what three seeds of one row typically span: the same "
-        "threshold however many seeds run, so more seeds sharpen a verdict. The margins say by how much |Δ val| "
-        "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
-        f"positive. The band is {s.borderline:g} × the pooled seed sd of the two rows: a row whose smaller margin "
-        "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
-        "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise row says which kind it "
-        f"is: **{NO_EFFECT}** when the {2 * s.confidence - 1:.0%} interval of Δ val lies inside ± the spread "
-        f"(whatever the change does, it is smaller than the seeds' own scatter), **{NOT_SHOWN}** when the seeds "
-        "can show neither that nor a change; a row of the second kind, and a borderline row, says about how many "
-        "seeds would settle its effect as a change, or that none would.¹",
-        f"**Full model against the baseline:** Δ val {num(full.effect, sign=True)} (spread {num(full.spread)}, "
-        f"range {num(full.range)}, {s.confidence:.0%} CI {interval(full) or '–'}): {verdict(full)}; params "
-        f"{millions(rows[0].params)} → {millions(rows[-1].params)}.",
+        W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band=s.borderline, no_effect=NO_EFFECT,
+                            equivalence=2 * s.confidence - 1, not_shown=NOT_SHOWN),
+        W.FULL_MODEL.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
+                            confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
+                            params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
     ]
     table = [csv_row(r) for r in rows]
     if aa is not None:
         c = aa.vs
-        ok = c.verdict in ("noise", NA_VERDICT)
+        ok = c.verdict in (Verdict.NOISE, Verdict.NA)
         parts += [
             "## A/A check",
-            f"The baseline trained again on seeds {', '.join(str(r.seed) for r in aa.runs)}, compared with the "
-            f"baseline on seeds {', '.join(str(r.seed) for r in rows[0].runs)} by the same rule: Δ val "
-            f"{num(c.effect, sign=True)}, spread {num(c.spread)}, range {num(c.range)}, CI {interval(c) or '–'}: "
-            f"{verdict(c)}. "
-            + ("As it must be: the rule calls no difference between two copies of one configuration."
-               if ok else "**The rule called a difference between two copies of one configuration: treat every "
-                          "verdict above with suspicion (seed noise is larger than the seeds here show).**"),
+            W.AA.format(seeds=", ".join(str(r.seed) for r in aa.runs),
+                        baseline_seeds=", ".join(str(r.seed) for r in rows[0].runs), effect=num(c.effect, sign=True),
+                        spread=num(c.spread), range=num(c.range), interval=interval(c) or "–", verdict=verdict(c))
+            + (W.AA_OK if ok else W.AA_SUSPICIOUS),
         ]
         table.append({**csv_row(aa), "row": "aa"})
     if loo:
         reference = dataclasses.replace(rows[-1], label="full model", vs=None, d_params=None, unequal=False)
         parts += [
             "## Leave one out",
-            "The ladder is cumulative, so a row's effect can depend on the rows before it. Here each change is "
-            "reverted alone from the full model and compared with it: **worse** means the change helps in the full "
-            "model.",
+            W.LEAVE_ONE_OUT,
             markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
         ]
         table += [csv_row(r) for r in loo]
     if serve:
         parts += serving_section(rows, list(serve), s)
     if sweep:
-        parts += sweep_section(list(sweep), list(pairs), s, sweep_plot, rows[0].runs[0].train.lr, uniform)
+        parts += sweep_section(list(sweep), list(pairs), s, SWEEP_PLOT, rows[0].runs[0].train.lr, results.uniform)
     if reruns:
-        parts += rerun_section(list(reruns), perturbation, s)
+        parts += rerun_section(list(reruns), results.perturbation, s)
         table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]
     parts += [
         "## Validation curves",
-        f"![validation loss per row, mean and seed band]({plot_name})",
+        f"![validation loss per row, mean and seed band]({CURVES_PLOT})",
         f"¹ {SEEDS_NEEDED_METHOD}",
     ]
     r5 = lambda x: None if x is None else round(x, 5)                      # noqa: E731

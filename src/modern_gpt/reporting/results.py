@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..core.records import RunRecord
-from .stats import BAND, Comparison, Summary, compare, summarize
+from .settings import Settings
+from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,51 @@ def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], **rule) -> list
     for slug, label, runs in rows:
         out.append(row_result(slug, label, runs, out[-1] if out else None, **rule))
     return out
+
+
+class Holds(StrEnum):
+    """Whether a rerun's verdict holds (Rerun.holds); the report words each value (report.HOLDS_WORDS)."""
+    YES = "yes"
+    FLIPPED = "flipped"
+    OPEN = "open"
+    NONE = ""
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A ladder row trained again with perturbed initial weights (`again`, compared with the rerun of the row
+    above where that was rerun too), next to the row as the ladder has it (`original`)."""
+    original: RowResult
+    again: RowResult
+
+    def diffs(self) -> list[float]:
+        """rerun - original val loss of each seed that is finite in both."""
+        return [b - a for a, b in zip(self.original.values("val_loss"), self.again.values("val_loss"))
+                if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)]
+
+    def holds(self) -> "Holds":
+        """YES / FLIPPED for a settled verdict (the rerun's, without a band, is / is not the same), OPEN where the
+        original was borderline, NONE with nothing compared."""
+        o, a = self.original.vs, self.again.vs
+        if o is None or a is None or o.verdict == Verdict.NA:
+            return Holds.NONE
+        if o.verdict == Verdict.BORDERLINE:
+            return Holds.OPEN
+        return Holds.YES if a.unbanded == o.verdict else Holds.FLIPPED
+
+
+@dataclass(frozen=True)
+class Results:
+    """Everything the report shows, read from the files the plan lists (reporting.collect): nothing in it is
+    measured by the report stage."""
+    rows: list[RowResult]                       # the ladder: row 0 the baseline, each against the row above
+    settings: Settings
+    provenance: dict[str, str] = field(default_factory=dict)
+    aa: RowResult | None = None                 # the baseline on other seeds, against the baseline
+    loo: list[RowResult] = ()                   # one change reverted from the full model, against it
+    reruns: list[Rerun] = ()                    # rows trained again with perturbed initial weights
+    perturbation: float = 0.0                   # their relative perturbation
+    sweep: list = ()                            # sweep.SweepRow: the learning-rate grid's rows
+    pairs: list = ()                            # sweep.AtBest: covered rows compared at their best rates
+    uniform: float | None = None                # ln(vocab): the loss of guessing every token equally
+    serve: list[dict] = ()                      # each row's serve stage record, in row order

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from statistics import NormalDist
 from typing import Optional, Sequence
@@ -19,15 +20,28 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy.stats import t as student_t
 
-NA_VERDICT = "n/a (1 seed)"
-VERDICTS = ("better", "worse", "noise", "borderline", NA_VERDICT)   # judge()'s codes index this
+class Verdict(StrEnum):
+    """A comparison's outcome, a value (its text is what the CSV and metrics hold); verdict_text() words it."""
+    BETTER = "better"
+    WORSE = "worse"
+    NOISE = "noise"
+    BORDERLINE = "borderline"
+    NA = "n/a (1 seed)"
+
+
+class NoiseKind(StrEnum):
+    """The two kinds of noise: the (2 x confidence - 1) interval inside +- the spread (two one-sided tests), or not."""
+    NO_EFFECT = "no effect larger than the spread"
+    NOT_SHOWN = "not shown either way"
+
+
+NA_VERDICT = Verdict.NA
+VERDICTS = tuple(Verdict)                                # judge()'s codes index this
 BETTER, WORSE, NOISE, BORDERLINE, NA = range(len(VERDICTS))
 # The seed spread, in pooled seed sds of the two rows: d2(3) = 1.693, the expected range of three seeds of one
 # row. A fixed multiple, so that more seeds sharpen the verdict instead of widening the spread they must clear.
 SPREAD_SDS = 1.69
-# The two kinds of noise: the (2 x confidence - 1) interval inside +- the spread (two one-sided tests), or not.
-NO_EFFECT = "no effect larger than the spread"
-NOT_SHOWN = "not shown either way"
+NO_EFFECT, NOT_SHOWN = NoiseKind.NO_EFFECT, NoiseKind.NOT_SHOWN
 SEEDS_CAP = 100
 SPREAD_WORDS = "smaller than the seed-to-seed spread"
 # The borderline band, in units of the pooled seed sd of the two rows compared. simulate() sizes it with SPREAD_SDS
@@ -67,11 +81,6 @@ SEEDS_NEEDED_METHOD = (
 
 
 # ----------------------------------------------------------------------------- t quantile
-def t_cdf(t: float, df: float) -> float:
-    """Student-t cumulative distribution function P(T <= t) for df > 0 (scipy.stats)."""
-    return float(student_t.cdf(t, df))
-
-
 @lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
     """Student-t quantile: the t with P(T <= t) = p, for 0 < p < 1 and any df > 0 (inf: the normal)."""
@@ -107,17 +116,6 @@ class Summary:
     mean: Optional[float]   # None only if no seed is finite
     sd: Optional[float]     # sample sd (ddof=1); None with fewer than 2 finite values
     range: Optional[float]  # max - min; 0.0 with one finite value, None with none
-
-    def label(self, digits: int = 4) -> str:
-        """'2.4311 ± 0.0123', '2.4311 (1 seed)', '... (1/3 diverged)', '3/3 diverged'."""
-        div = f"{self.n_diverged}/{self.n} diverged"
-        if self.mean is None:
-            return div
-        text = f"{self.mean:.{digits}f}"
-        text += f" ± {self.sd:.{digits}f}" if self.sd is not None else ""
-        if self.n_diverged:
-            return f"{text} ({div})"
-        return text if self.sd is not None else f"{text} (1 seed)"
 
 
 def summarize(values: Sequence[Optional[float]]) -> Summary:
@@ -240,9 +238,9 @@ class Comparison:
     sd_diff: Optional[float]        # sd of the paired differences (ddof=1)
     ci_low: Optional[float]         # paired t interval for the effect
     ci_high: Optional[float]
-    verdict: str                    # "better" | "worse" | "noise" | "borderline" | NA_VERDICT
-    unbanded: str                   # the verdict without the band: better, worse or noise (or NA_VERDICT)
-    noise_kind: Optional[str]       # NO_EFFECT or NOT_SHOWN for a noise verdict, else None
+    verdict: Verdict
+    unbanded: Verdict               # the verdict without the band: BETTER, WORSE or NOISE (or NA)
+    noise_kind: Optional[NoiseKind]  # for a noise verdict, else None
     seeds_needed: Optional[int]     # 0 resolved; n total seeds; None see compare()
     margin_spread: Optional[float]  # |effect| - spread: > 0 clears the spread test
     margin_interval: Optional[float]  # |effect| - CI half-width: > 0 the interval excludes zero
@@ -286,17 +284,17 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
     verdict, unbanded = VERDICTS[int(j.code[0])], VERDICTS[int(j.unbanded[0])]
     effect, pooled, width = get(j.effect), get(j.pooled), get(j.width)
     ci_low = ci_high = needed = m_spread = m_interval = None
-    if verdict != NA_VERDICT:
+    if verdict != Verdict.NA:
         ci_low, ci_high = effect - float(j.half[0]), effect + float(j.half[0])
         m_spread, m_interval = get(j.margin_spread), get(j.margin_interval)
-        needed = 0 if verdict in ("better", "worse") else seeds_needed(
+        needed = 0 if verdict in (Verdict.BETTER, Verdict.WORSE) else seeds_needed(
             effect, pooled, get(j.sd_diff), n_start=int(j.n_pairs[0]) + 1, confidence=confidence, band=width)
     s_row, s_ref = summarize(row), summarize(ref)
     return Comparison(n_pairs=int(j.n_pairs[0]), effect=effect, spread=get(j.spread), range=get(j.range),
                       sd_diff=get(j.sd_diff), ci_low=ci_low, ci_high=ci_high, verdict=verdict, unbanded=unbanded,
-                      noise_kind=(NO_EFFECT if j.no_effect[0] else NOT_SHOWN) if verdict == "noise" else None,
+                      noise_kind=(NO_EFFECT if j.no_effect[0] else NOT_SHOWN) if verdict == Verdict.NOISE else None,
                       seeds_needed=needed, margin_spread=m_spread, margin_interval=m_interval,
-                      band=None if verdict == NA_VERDICT else width,
+                      band=None if verdict == Verdict.NA else width,
                       n_diverged_row=s_row.n_diverged, n_diverged_ref=s_ref.n_diverged,
                       confidence=confidence, row=s_row, ref=s_ref)
 
@@ -390,11 +388,11 @@ def verdict_text(c: Optional[Comparison]) -> str:
         return ""
     # no seed count: the effect does not clear the spread by the band (no n would make it a change), or the cap
     beyond = SPREAD_WORDS if c.margin_spread is None or c.margin_spread <= c.band else f"over {SEEDS_CAP} seeds"
-    if c.verdict == "noise":
+    if c.verdict == Verdict.NOISE:
         if c.noise_kind == NO_EFFECT:
             return f"noise ({NO_EFFECT})"
         return f"noise ({NOT_SHOWN}; " + (f"~{c.seeds_needed} seeds)" if c.seeds_needed else f"{beyond})")
-    if c.verdict == "borderline":
+    if c.verdict == Verdict.BORDERLINE:
         return (f"borderline (~{c.seeds_needed} seeds)" if c.seeds_needed
                 else "borderline (" + ("no larger than the seed-to-seed spread" if beyond == SPREAD_WORDS
                                        else beyond) + ")")

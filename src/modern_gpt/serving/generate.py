@@ -118,7 +118,7 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
     new = min(s.new_tokens, cfg.block_size - len(prompt))
     out = generate(model, torch.tensor([prompt], device=device), new, temperature=s.temperature,
                    top_k=s.top_k or None, seed=s.seed)
-    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_size, "float32", cfg.block_size)
+    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size)
     real = KVCache(cfg, batch=1, device=device)
     if real.nbytes != computed.bytes_per_sequence:            # the arithmetic and the tensor must agree
         raise AssertionError(f"KV cache: computed {computed.bytes_per_sequence} bytes, tensor {real.nbytes}")
@@ -133,3 +133,18 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
         "decode_tokens_per_sec": round(t.decode_tokens_per_sec, 1),
         "new_tokens": new,
     }
+
+
+def serve_record(slug: str, seed: int, model: GPT, tokenizer, val_tokens: torch.Tensor, s: ServeConfig) -> dict:
+    """The serve stage's record of one row: serve_row's figures for the run of `seed`, prompted with the start
+    of the validation text, with the texts decoded and the machine that timed it."""
+    import dataclasses
+    import platform
+
+    from ..training.run import machine
+    prompt = val_tokens[:s.prompt_tokens].tolist()
+    row = serve_row(model, prompt, s)
+    return {"slug": slug, "seed": seed, "settings": dataclasses.asdict(s), "prompt": prompt,
+            "prompt_text": tokenizer.decode(prompt), **row, "sample_text": tokenizer.decode(row["sample"]),
+            "machine": machine("cpu"), "device": "cpu", "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "python": platform.python_version()}

@@ -23,7 +23,8 @@ def dtype_bytes(name: str) -> int:
 
 
 @dataclass(frozen=True)
-class KVCache:
+class KVCacheSize:
+    """What a KV cache costs in bytes (the tensors themselves: nn.model.KVCache)."""
     bytes_per_token: int          # every layer's K and V for one token, no window reached
     bytes_per_sequence: int       # one sequence at `context` tokens, sliding-window layers capped
     bytes_total: int              # bytes_per_sequence × batch
@@ -32,7 +33,7 @@ class KVCache:
 
 
 def kv_cache(n_layer: int, n_kv_head: int, head_dim: int, dtype: str | int, context: int, batch: int = 1,
-             windows: Sequence[int | None] | None = None) -> KVCache:
+             windows: Sequence[int | None] | None = None) -> KVCacheSize:
     """The cache of `batch` sequences of `context` tokens. windows: one entry per layer, None = full attention."""
     nbytes = dtype if isinstance(dtype, int) else dtype_bytes(dtype)
     for name, v in (("n_layer", n_layer), ("n_kv_head", n_kv_head), ("head_dim", head_dim),
@@ -44,7 +45,7 @@ def kv_cache(n_layer: int, n_kv_head: int, head_dim: int, dtype: str | int, cont
         raise ConfigError(f"windows: {len(windows)} entries for {n_layer} layers")
     per_layer_token = 2 * n_kv_head * head_dim * nbytes
     per_seq = sum(per_layer_token * (context if w is None else min(context, w)) for w in windows)
-    return KVCache(per_layer_token * n_layer, per_seq, per_seq * batch, context, batch)
+    return KVCacheSize(per_layer_token * n_layer, per_seq, per_seq * batch, context, batch)
 
 
 def human(nbytes: float) -> str:

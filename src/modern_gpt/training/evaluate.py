@@ -7,7 +7,6 @@ import math
 import torch
 
 from ..config import TrainConfig
-from .batches import fixed_windows
 
 
 def autocast(cfg: TrainConfig, device: torch.device) -> torch.autocast:
@@ -37,15 +36,3 @@ def mean_loss(model: torch.nn.Module, windows: tuple[torch.Tensor, torch.Tensor]
 def bits_per_char(nats_per_token: float, n_tokens: int, n_chars: int) -> float:
     """Convert a per-token loss to bits per character of the text those tokens encode."""
     return nats_per_token / math.log(2) * n_tokens / n_chars
-
-
-def score(model: torch.nn.Module, train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
-          val_chars: int) -> dict[str, float]:
-    """Train and val loss of the given weights on the fixed windows (the ones the loss curve uses), and bpc."""
-    block, n = model.cfg.block_size, train_cfg.eval_iters * train_cfg.batch_size
-    val_loss = mean_loss(model, fixed_windows(val_data, block, n), train_cfg)
-    return {
-        "train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg),
-        "val_loss": val_loss,
-        "val_bpc": bits_per_char(val_loss, len(val_data), val_chars),
-    }

@@ -7,11 +7,12 @@ seed see the same batches in the same order, and the same config and seed give t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Iterable
 
 import torch
 from tqdm import tqdm
@@ -119,21 +120,48 @@ class Watch:
         return self.stopped
 
 
-def step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
-         cfg: TrainConfig, diverges: Callable[[float], bool] = lambda loss: not math.isfinite(loss)) -> float:
-    """One optimiser step; returns the batch loss (under torchrun: over every process's slice of the batch).
-    A loss that `diverges` is returned before any update."""
-    with autocast(cfg, x.device):
-        _, loss = model(x, y)
-    loss_value = global_mean(loss)
-    if diverges(loss_value):
-        return loss_value
-    loss.backward()
-    if cfg.grad_clip > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    return loss_value
+class One:
+    """One model as the loop trains it: through torch.compile's wrapper (train.compile) and, under torchrun,
+    DistributedDataParallel, each process on its slice of the global batch. The loop's other learner is
+    batched.Stacked (several seeds as one model); both give the loop every seed's loss of a step before
+    any update, then update."""
+
+    def __init__(self, model: GPT, cfg: TrainConfig, device: torch.device, ranks: Ranks = Ranks(),
+                 optimizer: torch.optim.Optimizer | None = None):
+        self.model, self.cfg, self.device, self.ranks = model, cfg, device, ranks
+        self.fast = accelerate(model, cfg, device)
+        self.stepped = wrap(self.fast, device)         # DistributedDataParallel under torchrun, else fast itself
+        self.optimizer = optimizer or make_optimizer(model.parameters(), cfg)
+        self.loss: torch.Tensor | None = None
+
+    def losses(self, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+        """The forward half of a step on x, y of shape (1, batch, block): the global batch's loss (under
+        torchrun: over every process's slice), its graph kept for update()."""
+        mine = self.ranks.rows(self.cfg.batch_size)                                # this process's slice
+        with autocast(self.cfg, self.device):
+            _, self.loss = self.stepped(x[0][mine].to(self.device), y[0][mine].to(self.device))
+        return [global_mean(self.loss)]
+
+    def update(self) -> None:
+        """The backward half: gradients, clipping, one optimiser step."""
+        self.loss.backward()
+        if self.cfg.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.loss = None
+
+    def evaluate(self, windows: tuple[torch.Tensor, torch.Tensor]) -> list[float]:
+        return [mean_loss(self.fast, windows, self.cfg)]
+
+    def weights(self, i: int) -> dict[str, torch.Tensor]:
+        return {name: p.detach().clone() for name, p in self.model.named_parameters()}
+
+    def models(self, final: list[dict | None]) -> list[GPT]:
+        """The trained model, with a diverged run's weights from before its bad step (final[0])."""
+        if final[0] is not None:
+            self.model.load_state_dict(final[0], strict=False)
+        return [self.model]
 
 
 @dataclass(frozen=True)
@@ -148,6 +176,15 @@ class Trained:
     graphs: tuple[int, int] = (0, 0)   # torch.compile: graphs (compiled, loaded from the kernel cache)
     losses: tuple[float, ...] = ()     # every step's training-batch loss, before its update (spikes: the report)
     processes: int = 1                 # torchrun's processes that trained it together (DistributedDataParallel)
+
+
+def init(model_cfg: ModelConfig, train_cfg: TrainConfig, seed: int, device: torch.device) -> GPT:
+    """A seed's initial weights (torch's global generator, seeded: dropout then draws from it), perturbed by
+    train.init_perturbation."""
+    torch.manual_seed(seed)
+    model = GPT(model_cfg).to(device)
+    perturb(model, train_cfg.init_perturbation, seed)
+    return model
 
 
 def train(
@@ -168,61 +205,70 @@ def train(
     check_length("train", train_data, model_cfg.block_size)
     check_length("val", val_data, model_cfg.block_size)
     with process_group(resolve_device(train_cfg.device), train_cfg.batch_size) as (ranks, device):
-        return _train(model_cfg, train_cfg, train_data, val_data, seed, device, ranks, label,
-                      progress and ranks.rank == 0)
+        graphs_before = graph_counts()
+        learner = One(init(model_cfg, train_cfg, seed, device), train_cfg, device, ranks)
+        [(model, trained)] = fit(learner, model_cfg, train_cfg, train_data, val_data, [seed], label=label,
+                                 progress=progress and ranks.rank == 0, processes=ranks.world)
+        graphs = tuple(after - before for after, before in zip(graph_counts(), graphs_before))
+        return model, dataclasses.replace(trained, graphs=graphs)
 
 
-def _train(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
-           seed: int, device: torch.device, ranks: Ranks, label: str, progress: bool) -> tuple[GPT, Trained]:
-    torch.manual_seed(seed)
-    model = GPT(model_cfg).to(device)
-    perturb(model, train_cfg.init_perturbation, seed)
-    graphs_before = graph_counts()
-    fast = accelerate(model, train_cfg, device)
-    stepped = wrap(fast, device)                 # DistributedDataParallel under torchrun, else fast itself
-    batches = torch.Generator().manual_seed(seed)
+def fit(learner, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
+        seeds: list[int], *, label: str, progress: bool, processes: int = 1) -> list[tuple[GPT, Trained]]:
+    """The training loop, for one model (One) or several seeds as one (batched.Stacked): each seed its own
+    batches (a generator seeded by it), the same fixed windows for the loss curve, the lr schedule, each
+    seed's divergence watch, the progress bar and the timing. A seed whose loss diverges stops there, its
+    weights those before the bad step; the loop ends when every seed has stopped or at train.iters."""
+    n = len(seeds)
+    batches = [torch.Generator().manual_seed(seed) for seed in seeds]
     n_eval = train_cfg.eval_iters * train_cfg.batch_size
-    train_windows = fixed_windows(train_data, model_cfg.block_size, n_eval)
-    val_windows = fixed_windows(val_data, model_cfg.block_size, n_eval)
-    optimizer = make_optimizer(model.parameters(), train_cfg)
+    windows = [fixed_windows(d, model_cfg.block_size, n_eval) for d in (train_data, val_data)]
     bar = tqdm(total=train_cfg.iters, desc=label, leave=False, disable=None if progress else True,
                file=sys.stderr, dynamic_ncols=True)
+    curves: list[list[Point]] = [[] for _ in seeds]
+    losses: list[list[float]] = [[] for _ in seeds]
+    watches = [Watch(math.log(model_cfg.vocab_size), train_cfg.warmup_iters) for _ in seeds]
+    stopped: list[int | None] = [None] * n            # the step at which each seed diverged
+    final: list[dict | None] = [None] * n             # its weights then
 
     def evaluate(it: int) -> None:
-        point = Point(it, mean_loss(fast, train_windows, train_cfg), mean_loss(fast, val_windows, train_cfg))
-        curve.append(point)
-        if progress and bar.disable:             # not a terminal: a line per point, for logs
-            print(f"{label} step {it}/{train_cfg.iters}: train {point.train:.4f} val {point.val:.4f}",
-                  file=sys.stderr, flush=True)
-        bar.set_postfix(val=f"{point.val:.4f}", refresh=False)
+        train_loss, val_loss = (learner.evaluate(w) for w in windows)
+        points = [Point(it, t, v) for t, v in zip(train_loss, val_loss)]
+        for i in range(n):
+            if stopped[i] is None:
+                curves[i].append(points[i])
+        vals = ", ".join(f"{p.val:.4f}" for p in points)
+        if progress and bar.disable:                  # not a terminal: a line per point, for logs
+            losses_text = f"train {points[0].train:.4f} val {vals}" if n == 1 else f"val {vals}"
+            print(f"{label} step {it}/{train_cfg.iters}: {losses_text}", file=sys.stderr, flush=True)
+        bar.set_postfix(val=vals, refresh=False)
 
-    curve: list[Point] = []
-    losses: list[float] = []
-    watch = Watch(math.log(model_cfg.vocab_size), train_cfg.warmup_iters)
-    diverged, step_secs, it = False, 0.0, 0
-    t0 = time.perf_counter()
-    model.train()
+    step_secs, t0 = 0.0, time.perf_counter()
     for it in range(train_cfg.iters):
         if it % train_cfg.eval_interval == 0:
             evaluate(it)
         tick = time.perf_counter()
-        for group in optimizer.param_groups:
+        for group in learner.optimizer.param_groups:
             group["lr"] = get_lr(it, train_cfg)
-        x, y = get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, batches)   # the global batch
-        mine = ranks.rows(train_cfg.batch_size)                                            # this process's slice
-        loss_value = step(stepped, optimizer, x[mine].to(device), y[mine].to(device), train_cfg,
-                          lambda v: watch.diverges(it, v))
-        if watch.stopped:
-            diverged = True
+        xs, ys = zip(*(get_batch(train_data, model_cfg.block_size, train_cfg.batch_size, g) for g in batches))
+        for i, value in enumerate(learner.losses(torch.stack(xs), torch.stack(ys))):
+            if stopped[i] is not None:
+                continue
+            if watches[i].diverges(it, value):        # this seed stops here, before the update
+                stopped[i], final[i] = it, learner.weights(i)
+            else:
+                losses[i].append(round(value, LOSS_DECIMALS))
+        if all(s is not None for s in stopped):
             break
-        losses.append(round(loss_value, LOSS_DECIMALS))
+        learner.update()                              # a stopped seed's stacked copy runs on, unread
         step_secs += time.perf_counter() - tick
         bar.update()
-    steps_done = it if diverged else train_cfg.iters
-    if not diverged:
-        evaluate(steps_done)
+    if any(s is None for s in stopped):
+        evaluate(train_cfg.iters)
     bar.close()
-    tokens = steps_done * train_cfg.batch_size * model_cfg.block_size
-    graphs = tuple(after - before for after, before in zip(graph_counts(), graphs_before))
-    return model, Trained(diverged, steps_done, tuple(curve), time.perf_counter() - t0,
-                          tokens / step_secs if step_secs else 0.0, str(device), graphs, tuple(losses), ranks.world)
+    secs, tokens = time.perf_counter() - t0, train_cfg.batch_size * model_cfg.block_size
+    steps = [train_cfg.iters if s is None else s for s in stopped]
+    return [(model, Trained(stopped[i] is not None, steps[i], tuple(curves[i]), secs,
+                            steps[i] * tokens / step_secs if step_secs else 0.0, str(learner.device),
+                            losses=tuple(losses[i]), processes=processes))
+            for i, model in enumerate(learner.models(final))]

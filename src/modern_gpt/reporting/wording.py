@@ -1,0 +1,106 @@
+"""The report's prose: every paragraph-long text, a named template filled with str.format. The logic in report.py
+decides what to say and computes the figures; the words live here, so a rewording touches nothing else."""
+
+# ------------------------------------------------------------------------------------- the ablation table
+
+TITLE = "# Ablation: from the Step 1 GPT to the modern design"
+INTRO = ("Written by `dvc repro` (stage `report`); do not edit by hand. Each row adds one change to the row above "
+         "it, at the same shape, on the same seeds and batches.")
+TABLE_NOTE = (
+    "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
+    "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
+    "better); range is the larger of the two rows' seed ranges (max − min), shown but not judged; spread is "
+    "{spread_sds:g} × the pooled seed sd of the two rows, what three seeds of one row typically span: the same "
+    "threshold however many seeds run, so more seeds sharpen a verdict. The margins say by how much |Δ val| "
+    "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
+    "positive. The band is {band:g} × the pooled seed sd of the two rows: a row whose smaller margin "
+    "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
+    "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise row says which kind it "
+    "is: **{no_effect}** when the {equivalence:.0%} interval of Δ val lies inside ± the spread "
+    "(whatever the change does, it is smaller than the seeds' own scatter), **{not_shown}** when the seeds "
+    "can show neither that nor a change; a row of the second kind, and a borderline row, says about how many "
+    "seeds would settle its effect as a change, or that none would.¹")
+FULL_MODEL = ("**Full model against the baseline:** Δ val {effect} (spread {spread}, range {range}, {confidence:.0%} "
+              "CI {interval}): {verdict}; params {params_from} → {params_to}.")
+
+# ------------------------------------------------------------------------------------- warnings
+
+ONE_SEED = ("**One seed: no verdicts.** A single run per row cannot separate a change from seed noise; "
+            "list three or more seeds in params.yaml.")
+MEMORISED = ("**Memorised:** {rows}. The loss is below what the text allows (train and val under {below:g} nats per "
+             "character{floor}): once the model has memorised its corpus, every delta is noise. Use a larger corpus "
+             "or fewer steps.")
+MEMORISED_FLOOR = ", or train under the corpus's floor of {floor:.4f}"
+OVERFITTING = "**Overfitting:** validation loss ended more than {rise:.0%} above its minimum in {runs}."
+UNEQUAL = ("**Unequal parameters** (marked ≠): {rows} differ from the row they are compared with by more than "
+           "{tolerance:.0%} in non-embedding parameters, so a capacity change is mixed into the effect. "
+           "`ablation.match_params: true` sizes each row's MLP to match.")
+DIVERGED = ("**Diverged:** {rows}: non-finite loss. Those seeds are left out of the means and of the paired "
+            "comparisons, and counted in the cells.")
+
+# ------------------------------------------------------------------------------------- the optional checks
+
+AA = ("The baseline trained again on seeds {seeds}, compared with the baseline on seeds {baseline_seeds} by the "
+      "same rule: Δ val {effect}, spread {spread}, range {range}, CI {interval}: {verdict}. ")
+AA_OK = "As it must be: the rule calls no difference between two copies of one configuration."
+AA_SUSPICIOUS = ("**The rule called a difference between two copies of one configuration: treat every verdict above "
+                 "with suspicion (seed noise is larger than the seeds here show).**")
+LEAVE_ONE_OUT = (
+    "The ladder is cumulative, so a row's effect can depend on the rows before it. Here each change is reverted "
+    "alone from the full model and compared with it: **worse** means the change helps in the full model.")
+RERUN = (
+    "Each row below was trained again on the same seeds and batches with every initial weight multiplied by "
+    "(1 + {perturbation:g} × N(0, 1)). That is float32's rounding, the size of the difference another CPU's "
+    "or GPU's kernels make, and training amplifies it the same way; so these reruns stand in for a reviewer "
+    "who retrains on another machine. A rerun row is compared with the rerun of the row above where that "
+    "was rerun too. A settled verdict holds when the rerun's verdict (without the band) is the same; a "
+    "borderline one is open by definition.")
+RERUN_NOISE = ("**Rerun noise:** one run's val loss moved by {rms} rms (largest {largest}), {ratio} × the rows' "
+               "pooled seed sd; row means moved by up to {mean_shift}. {held} of {settled} settled verdicts held"
+               "{flipped}")
+
+# ------------------------------------------------------------------------------------- the learning-rate grid
+
+SWEEP = (
+    "{rows} trained at each learning rate below (multiples of train.lr {base_lr:g}; min_lr scaled alike), on "
+    "seeds {seeds}; the runs at {base_lr:g} are the main table's. A **spike** is an episode in which a step's "
+    "training loss rose more than {spike:g} nats above the lowest loss before it (`report.spike_threshold`), "
+    "counted after warm-up (the first optimiser steps jump alike in every row at a high rate); a seed **diverged** "
+    "when its loss went non-finite, or, after warm-up, more than 10% above the uniform model's{uniform}: the run "
+    "stops there and is left out of the mean. A row's **best** rate has the lowest mean val loss among the rates "
+    "where no seed diverged.")
+SWEEP_UNIFORM = " (ln V = {uniform:.3f})"
+PAIR_NONE = "**{row} against {ref} at their best rates:** one of them diverged at every rate; no comparison."
+PAIR = ("**{row} at lr {lr:g} against {ref} at lr {ref_lr:g}** (each at its best rate): Δ val {effect} ({figures}): "
+        "{verdict}. {same} {stability}")
+PAIR_FIGURES = "spread {spread}, range {range}, {confidence:.0%} CI {interval}, margins {margins}"
+PAIR_CHANGED = "The verdict changes: at lr {base_lr:g} for both it was {verdict}."
+PAIR_SAME = "The same verdict as at lr {base_lr:g} for both."
+STABILITY_UNTESTED = ("{ref} neither spiked nor diverged at any rate of the grid, so the grid does not test what "
+                      "{row} does for stability; widen it to higher rates (`sweep.lr`).")
+STABILITY_AT = "At lr {lr}, {ref}: {ref_instability}; {row}: {instability}. {row} {outcome}."
+SELECTION_BIAS = (
+    "**The best rate is chosen on the seeds that judge it**, which favours it: of {k} equally good rates, the best "
+    "mean lies below the others by luck alone by about {bias} nats (E[max of {k} normals] × the seed sd pooled over "
+    "every cell of the grid, unstable ones included, / √seeds). A difference at the best rates smaller than that is "
+    "not evidence; new seeds at the chosen rates would remove the bias (`dvc exp run -S seeds=...`).")
+
+# ------------------------------------------------------------------------------------- serving
+
+SERVING = (
+    "Generating keeps every past token's keys and values (the KV cache) for each layer, for the K/V heads only: "
+    "grouped-query attention's benefit lives here, not in the loss. Bytes per token = 2 (K and V) × layers × K/V "
+    "heads × head size × 4 (float32), computed from each row's shape and checked against the real cache tensor's "
+    "size. Sequences that fit: (the budget − one copy of the weights) ÷ one full-context sequence's cache "
+    "(`report.serving_budget_gib`).")
+SERVING_SAVING = ("**{row}** keeps {ratio:.2f}× the KV cache of the row above ({heads_above} → {heads} K/V heads), "
+                  "so {fit_above:,} → {fit:,} full-context sequences fit in {budget:g} GiB; decode speed "
+                  "{decode_above:,.0f} → {decode:,.0f} tokens/s.")
+SERVING_MEASURED = (
+    "† Measured by the serve stage on each row's seed-{seed} model: median of {repeats} runs, {batch} sequences at "
+    "once, a {prompt}-token prompt (prefill) then {new} tokens one at a time with the cache (decode), greedy; on "
+    "{machines}. They depend on the machine, like the seconds column.")
+SAMPLES = (
+    "Each row's seed-{seed} model continues the first {prompt} tokens of the validation text, sampled at "
+    "temperature {temperature:g} among the {top_k} likeliest tokens (sampler seed {sampler_seed}), up to the "
+    "context of {context} tokens (`modern-gpt sample data/runs/<row>/<seed>` does the same by hand). The prompt:")

@@ -1,0 +1,44 @@
+"""Stage tokenize: corpus → token arrays for the train and val splits, plus the vocabulary and meta.
+
+The split is contiguous (data.val_fraction at the end validates). Writes data/tokenized/:
+train.bin and val.bin (little-endian int32), tokenizer.json, meta.json (corpus size and md5,
+token and character counts per split, for bits per character).
+"""
+
+import sys
+from pathlib import Path
+
+# This checkout's src/, not the installed copy: DVC experiments and the tests run copies (test_stage_deps.py).
+sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
+
+import argparse
+
+from modern_gpt.config.sections import DataConfig, TokenizerConfig, section
+from modern_gpt.core import params
+from modern_gpt.core.errors import ConfigError
+from modern_gpt.core.files import token_bytes, write_bytes, write_json
+from modern_gpt.core.stage import stage_main
+from modern_gpt.corpus.prepare import prepare
+
+PARAMS = ("data", "tokenizer", "model")   # the params it reads (of model, block_size only): dvc.yaml lists the same
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default="data/tokenized", help="output folder")
+    args = ap.parse_args()
+    p = params.load(PARAMS)
+    block_size = p["model"].get("block_size") if isinstance(p["model"], dict) else None
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        raise ConfigError(f"model.block_size={block_size!r}: must be a positive integer")
+    t = prepare(section(DataConfig, p["data"], "data"), section(TokenizerConfig, p["tokenizer"], "tokenizer"),
+                block_size)                                 # every check before any write
+    out = Path(args.out)
+    write_bytes(out / "train.bin", token_bytes(t.train))
+    write_bytes(out / "val.bin", token_bytes(t.val))
+    write_json(out / "tokenizer.json", t.tokenizer.to_dict())
+    write_json(out / "meta.json", t.meta)
+
+
+if __name__ == "__main__":
+    stage_main(main)
