@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import (CLASSES, AblationConfig, LadderConfig, LaunchConfig, ServeConfig, SweepConfig,
-                               section)
+from ..config.sections import CLASSES, AblationConfig, LadderConfig, LaunchConfig, SweepConfig, section
 from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
@@ -123,10 +122,9 @@ def check_all(raw: dict) -> Params:
     """Every section of params.yaml (core.params.load's mapping, unknown sections already refused), checked
     before anything trains: the other stages' sections each by its class, then the ladder's, then what ties
     them (serve.run_seed must be one of seeds)."""
-    for name in STAGE_SECTIONS:
-        section(CLASSES[name], raw.get(name), name)
+    checked = {name: section(CLASSES[name], raw.get(name), name) for name in STAGE_SECTIONS}
     p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in ("launch", "ablation", "sweep")})
-    serve = section(ServeConfig, raw.get("serve"), "serve")
+    serve = checked["serve"]
     if serve.run_seed not in p.seeds:
         raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
     return p
