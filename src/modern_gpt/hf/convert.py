@@ -30,7 +30,7 @@ from ..config import ModelConfig
 from ..core.errors import ConfigError, DataError
 from ..nn import GPT
 from ..nn.checkpoint import load_into, load_run
-from .configs import normalise, read_config
+from .configs import Arch, normalise, read_config
 
 GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"
 HF_CLASSES = (GPT2, LLAMA, QWEN3)
@@ -138,18 +138,18 @@ def config_from_hf(conf: Any, approximate_gelu: bool = False) -> ModelConfig:
     exact GELU; logits then differ slightly from HF's.
     """
     conf = conf if isinstance(conf, dict) else conf.to_dict()     # a transformers config object: its dict
-    cfg = _config_from_hf(conf, approximate_gelu)      # the layout's refusals first, then the tie
-    if not normalise(conf).tied:                       # defaults: GPT-2 ties, the others not
+    arch = arch_of(conf)                                # the class first: normalise reads any family
+    a = normalise(conf)
+    cfg = _config_from_hf(conf, arch, a, approximate_gelu)     # the layout's refusals first, then the tie
+    if not a.tied:                                     # defaults: GPT-2 ties, the others not
         raise ConfigError("tie_word_embeddings=False: this model ties lm_head to the token embedding "
                           "(it has no separate output matrix)")
     return cfg
 
 
-def _config_from_hf(conf: dict, approximate_gelu: bool) -> ModelConfig:
+def _config_from_hf(conf: dict, arch: str, a: Arch, approximate_gelu: bool) -> ModelConfig:
     """The numbers come from hf.configs.normalise, the one reader of a config.json (explain's too); what is
     checked here is what our model cannot compute exactly, by the file's own flags."""
-    arch = arch_of(conf)
-    a = normalise(conf)
     g = conf.get
     if arch == GPT2:
         act = a.activation
