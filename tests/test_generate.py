@@ -148,11 +148,20 @@ def test_a_run_missing_from_a_fresh_clone_says_how_to_get_it_in_one_line(tmp_pat
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err == (f"modern-gpt: error: {missing}: no trained run here (a clone has the report and configs/, not "
-                   "the weights): `dvc repro run@qk_norm-0` trains it, or `dvc pull run@qk_norm-0` fetches it from a "
-                   "DVC remote that holds the runs (docs/machines.md)\n")
+                   "the weights): `dvc repro run@qk_norm-0` trains it, or `dvc pull tokenize run@qk_norm-0` fetches it "
+                   "and the tokenizer from a DVC remote that holds the runs (docs/machines.md)\n")
     assert not (tmp_path / "OUT").exists()
     assert main(["sample", str(tmp_path / "elsewhere")]) == 2
     assert capsys.readouterr().err.endswith("elsewhere: no such folder\n")
+
+
+def test_sample_without_the_tokenizer_says_how_to_get_it(run_dir, capsys):
+    run, data = run_dir
+    (data / "tokenizer.json").unlink()
+    assert main(["sample", str(run), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("tokenizer.json: not found (--data: the folder the tokenize stage writes; `dvc repro "
+                        "tokenize` writes it, `dvc pull tokenize` fetches it)\n") and err.count("\n") == 1
 
 
 def test_import_of_a_missing_folder_is_one_line(tmp_path, capsys):

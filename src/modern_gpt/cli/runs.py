@@ -17,7 +17,7 @@ def check_run(run_dir: str | Path) -> None:
     if len(parts) >= 3 and parts[-3] == "runs" and parts[-1].isdigit():
         stage = f"run@{parts[-2]}-{parts[-1]}"
         raise DataError(f"{path}: no trained run here (a clone has the report and configs/, not the weights): "
-                        f"`dvc repro {stage}` trains it, or `dvc pull {stage}` fetches it from a DVC remote "
-                        "that holds the runs (docs/machines.md)")
+                        f"`dvc repro {stage}` trains it, or `dvc pull tokenize {stage}` fetches it and the "
+                        "tokenizer from a DVC remote that holds the runs (docs/machines.md)")
     what = "no such folder" if not path.exists() else "not a run folder (a run folder holds model.pt and run.json)"
     raise DataError(f"{path}: {what}")

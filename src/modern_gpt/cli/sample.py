@@ -64,7 +64,8 @@ def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt
     data = Path(data)
     check_run(run_dir)
     if not (data / "tokenizer.json").is_file():
-        raise DataError(f"{data / 'tokenizer.json'}: not found (--data: the folder the tokenize stage writes)")
+        raise DataError(f"{data / 'tokenizer.json'}: not found (--data: the folder the tokenize stage writes; "
+                        "`dvc repro tokenize` writes it, `dvc pull tokenize` fetches it)")
     model = load_run(run_dir)
     tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
     if tokenizer.vocab_size != model.cfg.vocab_size:
