@@ -1,5 +1,6 @@
 """The quick command in its three spellings, its table, and its one-line errors."""
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -76,6 +77,62 @@ def test_seeds_give_mean_spread_and_a_verdict_column(capsys):
                or re.search(r"(noise|borderline) \((not shown either way; )?(~|over )\d+ seeds\)", r) for r in rows[1:])
 
 
+def test_help_names_the_books_spelling_and_bench_help_its_own_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "python modern_gpt.py --ablate --smoke" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    bench_help = " ".join(capsys.readouterr().out.split())
+    assert "shape (defaults: nanoGPT's CPU recipe: 4 layers, 4 heads, 128 wide, 64 context, batch 12)" in bench_help
+    assert "--smoke" not in bench_help                                   # bench has no --smoke
+
+
+def test_the_quick_command_prints_the_honest_reading_under_its_table(capsys):
+    assert main(["ablate", "--smoke", "--iters", "3", "--n-layer", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    below = lines[lines.index(table_rows("\n".join(lines))[-1]) + 1:]
+    assert below[0] == ""
+    assert any(line.startswith("one seed: no verdicts.") for line in below)
+    assert any(line.startswith("units: losses in nats per token") and "negative is better" in line for line in below)
+    assert below[-1].startswith("next: --seeds 3 judges each Δ by the report's rule") and "modern-gpt repro" in below[-1]
+    assert main(["ablate", "--smoke", "--iters", "3", "--n-layer", "1", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "one seed" not in out and "next: the verdicts above are the report's rule" in out
+
+
+def test_the_quick_command_warns_by_the_thresholds_of_the_pipelines_report():
+    """The quick command has no params.yaml of its own: it uses ReportConfig's defaults, which are the pipeline's."""
+    import yaml
+    from modern_gpt.reporting.settings import Settings
+    report = yaml.safe_load((ROOT / "params.yaml").read_text())["report"]
+    assert {k: getattr(Settings(), k) for k in report} == {k: float(v) for k, v in report.items()}
+
+
+def curve_record(seed: int, train: float, val: float, curve: list[float]):
+    from modern_gpt.core.records import Point
+    points = tuple(Point(iter=10 * (i + 1), train=train, val=v) for i, v in enumerate(curve))
+    return dataclasses.replace(record(seed, val), train_loss=train, curve=points)
+
+
+@pytest.mark.parametrize("train, val, curve, expected", [
+    (0.9, 0.92, [1.2, 0.95, 0.92], []),                                     # healthy: only units and next
+    (0.10, 0.12, [0.5, 0.2, 0.12], ["memorised: A, B: train and val under 0.2 nats per character"]),
+    (0.9, 0.99, [1.2, 0.95, 0.99], ["overfitting: validation loss ended more than 2% above its minimum in "
+                                    "A (seed 0, 1); B (seed 0, 1)."]),
+    (0.8, 1.6, [1.7, 1.6, 1.6], ["val far above train: val is 2.00× to 2.00× train across the rows. The model "
+                                 "fits its 1,234 training characters"]),
+])
+def test_quick_warnings_use_the_reports_thresholds(train, val, curve, expected):
+    from modern_gpt.reporting.report import quick_warnings
+    from modern_gpt.reporting.settings import Settings
+    ref = row_result("a", "A", [curve_record(s, train, val, curve) for s in (0, 1)])
+    row = row_result("b", "B", [curve_record(s, train, val, curve) for s in (0, 1)], ref)
+    lines = quick_warnings([ref, row], Settings(), train_chars=1234)
+    assert [line[:len(e)] for line, e in zip(lines, expected)] == expected
+    assert len(lines) == len(expected) + 2 and lines[-2].startswith("units:") and lines[-1].startswith("next:")
+
+
 def record(seed: int, val: float | None):
     from modern_gpt.config import ModelConfig, TrainConfig
     from modern_gpt.core.records import RunRecord
@@ -143,6 +200,12 @@ BAD = [
     (["ablate", "--smoke", "--seeds", "0"], "--seeds=0"),
     (["ablate", "--corpus", "/no/such/corpus.txt"], "no such file or folder"),
     (["ablate", "--smoke", "--block-size", "4096"], "block_size=4096 needs at least"),
+    (["ablate", "--smok"], "unrecognized arguments: --smok"),                   # no abbreviations
+    (["ablate", "--smoke", "--iter", "3"], "unrecognized arguments: --iter 3"),
+    (["bench", "--win", "2"], "unrecognized arguments: --win 2"),
+    (["--smoke"], "--smoke is an option of ablate, not of modern-gpt itself: `modern-gpt ablate --smoke` "
+                  "(the book's spelling: `python modern_gpt.py --ablate --smoke`)"),
+    (["--iters", "3"], "--iters is an option of ablate, bench"),
 ]
 
 

@@ -113,13 +113,19 @@ def run_dir(tmp_path):
     return run, data
 
 
-def test_sample_prints_the_prompt_and_its_continuation(run_dir, capsys):
+def test_sample_marks_where_the_prompt_ends_and_when_the_context_caps_it(run_dir, capsys):
     run, data = run_dir
     assert main(["sample", str(run), "--data", str(data), "--prompt", "रामः", "--tokens", "8", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("रामः") and len(out.rstrip("\n")) == len("रामः") + 8
+    head, prompt, rule, generated = out.split("\n", 3)
+    assert head == "── prompt (4 tokens) ──" and prompt == "रामः" and rule == "── generated (8 tokens) ──"
+    assert len(generated.removesuffix("\n")) == 8                         # 8 characters: one token each
     assert main(["sample", str(run), "--data", str(data), "--tokens", "5", "--prompt-tokens", "4"]) == 0
-    assert capsys.readouterr().out.startswith("रामः")                    # the validation text's start
+    assert capsys.readouterr().out.split("\n")[1] == "रामः"                 # the validation text's start
+    assert main(["sample", str(run), "--data", str(data), "--prompt", "रामः", "--tokens", "256"]) == 0
+    lines = capsys.readouterr().out.split("\n")                          # block_size 32 − a 4-token prompt
+    assert lines[2] == ("── generated (28 tokens; the model's context of 32 tokens stops it there, short of "
+                        "--tokens 256) ──")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -134,10 +140,44 @@ def test_sample_refuses_bad_prompts_in_one_line(run_dir, capsys, args, message):
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("command", [["sample"], ["export", "OUT"]])
+def test_a_run_missing_from_a_fresh_clone_says_how_to_get_it_in_one_line(tmp_path, capsys, command):
+    """A clone has the report and configs/ but no weights: sample and export say so, and name the DVC commands."""
+    missing = tmp_path / "data" / "runs" / "qk_norm" / "0"
+    args = [command[0], str(missing)] + [str(tmp_path / c) for c in command[1:]]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err == (f"modern-gpt: error: {missing}: no trained run here (a clone has the report and configs/, not "
+                   "the weights): `dvc repro run@qk_norm-0` trains it, or `dvc pull tokenize run@qk_norm-0` fetches it "
+                   "and the tokenizer from a DVC remote that holds the runs (docs/machines.md)\n")
+    assert not (tmp_path / "OUT").exists()
+    assert main(["sample", str(tmp_path / "elsewhere")]) == 2
+    assert capsys.readouterr().err.endswith("elsewhere: no such folder\n")
+
+
+def test_sample_without_the_tokenizer_says_how_to_get_it(run_dir, capsys):
+    run, data = run_dir
+    (data / "tokenizer.json").unlink()
+    assert main(["sample", str(run), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("tokenizer.json: not found (--data: the folder the tokenize stage writes; `dvc repro "
+                        "tokenize` writes it, `dvc pull tokenize` fetches it)\n") and err.count("\n") == 1
+
+
+def test_import_of_a_missing_folder_is_one_line(tmp_path, capsys):
+    assert main(["import", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"modern-gpt: error: {tmp_path / 'nope'}: no such folder") and err.count("\n") == 1
+
+
 def test_sample_refuses_what_is_not_a_run_in_one_line(run_dir, capsys):
     run, data = run_dir
     assert main(["sample", str(run.parent), "--data", str(data)]) == 2
-    assert "run.json: not found (a run folder holds model.pt and run.json)" in capsys.readouterr().err
+    assert "qk_norm: not a run folder (a run folder holds model.pt and run.json)" in capsys.readouterr().err
+    (run / "model.pt").rename(run / "weights.pt")
+    assert main(["sample", str(run), "--data", str(data)]) == 2
+    assert "model.pt: not found (a run folder holds model.pt and run.json)" in capsys.readouterr().err
+    (run / "weights.pt").rename(run / "model.pt")
     cfg = json.loads((run / "run.json").read_text())["model"]
     (run / "run.json").write_text(json.dumps({"model": {**cfg, "n_embd": 64}}))        # weights of another shape
     assert main(["sample", str(run), "--data", str(data)]) == 2

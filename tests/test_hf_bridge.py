@@ -17,6 +17,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("safetensors")
 
+from modern_gpt.cli import main
 from modern_gpt.cli import hf_io  # noqa: E402
 from modern_gpt.core.errors import ConfigError, DataError  # noqa: E402
 from modern_gpt.hf.convert import (  # noqa: E402
@@ -241,6 +242,26 @@ def test_cli_export_and_import_a_run_with_a_char_tokenizer(tmp_path, capsys):
     assert "Qwen3ForCausalLM" in out and "n_kv_head" in out and "qk_norm" in out and "True" in out
     _, back = import_folder(tmp_path / "hf")
     assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+def test_export_refuses_a_folder_that_holds_files_unless_forced_and_lists_what_it_wrote(tmp_path, capsys):
+    cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=5)
+    run, _ = fake_run(tmp_path, cfg, {"kind": "char", "symbols": list("abcde")})
+    out_dir = tmp_path / "hf"
+    out_dir.mkdir()
+    (out_dir / "notes.txt").write_text("mine")
+    assert main(["export", str(run), str(out_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"modern-gpt: error: {out_dir}: not empty (notes.txt); export into an empty or new folder, "
+                          "or pass --force") and err.count("\n") == 1
+    assert sorted(p.name for p in out_dir.iterdir()) == ["notes.txt"]               # nothing written
+    assert main(["export", str(run), str(out_dir), "--force"]) == 0
+    wrote = "wrote: config.json, generation_config.json, model.safetensors, vocab.json"
+    assert wrote in capsys.readouterr().out
+    assert main(["export", str(run), str(out_dir), "--force"]) == 0                 # again: each file once
+    assert wrote in capsys.readouterr().out
+    assert (out_dir / "notes.txt").read_text() == "mine"                            # other files kept
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".hf.")]         # no staging folder left
 
 
 def test_export_a_run_with_a_bpe_tokenizer(tmp_path):

@@ -345,6 +345,9 @@ def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
     assert {v["variant"] for v in effects["data"]["values"] if v["d_val"] != ""} == set(LABELS[1:])
     rates = next(v for k, v in data.items() if k.startswith("val loss against learning rate"))[0]["content"]
     assert {v["row"] for v in rates["data"]["values"]} == {"qk_norm"}
+    assert rates["encoding"]["x"]["scale"] == {"type": "log"}                       # multiples of train.lr
+    assert rates["encoding"]["x"]["axis"]["labelOverlap"] == "greedy"               # no labels on top of each other
+    assert "scale" not in curves["encoding"]["x"]                                    # training steps stay linear
     for png in ("reports/val_curves.png", "reports/lr_sweep.png"):
         assert [p["type"] for p in data[png]] == ["image", "image"]                   # HEAD and workspace
     assert not any(k.endswith(".csv") for k in data)            # no default plot zigzagging through the rows

@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -301,12 +302,14 @@ def test_at_the_measured_rerun_noise_at_most_5_percent_of_settled_verdicts_flip_
     assert bare > max(c.flip_rate for c in cals)
 
 
-# ----------------------------------------------------------------------------- README's tables
+# ----------------------------------------------------------------------------- the docs' tables
 TABLE_TRIALS = 10_000
+STATISTICS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "statistics.md"
 
 
 def test_readme_tables():
-    """Prints README's tables ("How honest the rule is"): pytest tests/test_stats.py -k readme_tables -s."""
+    """The tables of docs/statistics.md ("How honest the rule is") are what simulate() gives: printed with
+    pytest tests/test_stats.py -k readme_tables -s, and checked against the page line for line."""
     t = TABLE_TRIALS
     pct = lambda x: f"{100 * x:.1f}%"                                              # noqa: E731
     lines = [f"(simulate(), {t:,} trials per cell, band {BAND:g}, spread {SPREAD_SDS:g} pooled sd, "
@@ -325,7 +328,7 @@ def test_readme_tables():
         lines.append(f"| {e:g} σ | " + " | ".join(pct(c.rate) for c in cals) + " |")
     lines += ["", "| worst over effects 0 to 7 σ (flips / contradictions) | correlation 0 | 0.5 | 0.8 |",
               "|---|---|---|---|"]
-    mark = " <!-- RERUN_SD -->"                   # README: the rows to regenerate when RERUN_SD is re-measured
+    mark = " <!-- RERUN_SD -->"                   # the page: the rows to regenerate when RERUN_SD is re-measured
     for name, n, sd, band in [(f"5 seeds, rerun sd {RERUN_SD:g}{mark}", 5, RERUN_SD, BAND),
                               (f"5 seeds, rerun sd {RERUN_SD:g}, no band{mark}", 5, RERUN_SD, 0.0),
                               (f"5 seeds, rerun sd {2 * RERUN_SD:g} (twice){mark}", 5, 2 * RERUN_SD, BAND),
@@ -339,3 +342,6 @@ def test_readme_tables():
             cells.append(f"{pct(max(c.flip_rate for c in cals))} / {pct(max(c.contradiction_rate for c in cals))}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     print("\n" + "\n".join(lines))
+    page = STATISTICS_PAGE.read_text(encoding="utf-8")
+    for table in "\n".join(lines[2:]).split("\n\n"):
+        assert table in page, f"docs/statistics.md does not show this table as printed:\n{table}"

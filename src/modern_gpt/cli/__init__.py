@@ -13,7 +13,8 @@ from ..core.errors import ConfigError, DataError
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import LADDER, MODERN, ladder
-from ..reporting.report import quick_header, quick_line
+from ..reporting.report import quick_header, quick_line, quick_warnings
+from ..reporting.settings import Settings
 from ..training.batches import check_length
 from ..config import PROFILES, TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
@@ -31,13 +32,19 @@ BUNDLED_CORPUS_CHARS = 2_000_000         # as params.yaml's generate.chars
 
 
 class Parser(argparse.ArgumentParser):
+    """One-line errors, and no abbreviated options: `--smok` is an error, not `--smoke`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):
         # one line, no usage block: what was wrong and where to look
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def add_shape_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("shape (defaults: --smoke's tiny model, else nanoGPT's CPU recipe)")
+def add_shape_args(p: argparse.ArgumentParser, defaults: str) -> None:
+    g = p.add_argument_group(f"shape (defaults: {defaults})")
     g.add_argument("--n-layer", type=int, help="transformer blocks")
     g.add_argument("--n-head", type=int, help="query heads")
     g.add_argument("--n-kv-head", type=int, default=2, help="key/value heads of the GQA row (default 2)")
@@ -54,7 +61,10 @@ def add_speed_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.")
+    parser = Parser(prog="modern-gpt", description="Measure what each piece of the modern transformer buys.",
+                    epilog="The book's quick command, `python modern_gpt.py --ablate --smoke`, is `modern-gpt ablate "
+                           "--smoke`: --ablate and --bench are accepted as the first argument for ablate and bench. "
+                           "Each command has its own --help, e.g. `modern-gpt ablate --help`.")
     sub = parser.add_subparsers(dest="command", metavar="{ablate,bench,sample,repro,shard,explain,import-config,export,import}", parser_class=Parser)
 
     a = sub.add_parser("ablate", help="train every ladder row and print the ablation table")
@@ -66,8 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--val-fraction", type=float, default=0.1, help="the last fraction of the corpus validates")
     a.add_argument("--batch-seeds", action="store_true",
                    help="train a row's seeds as one batched model: the same numbers; faster where one small model "
-                        "leaves the device idle (a GPU), slower on a CPU (README: Speed)")
-    add_shape_args(a)
+                        "leaves the device idle (a GPU), slower on a CPU (docs/speed.md)")
+    add_shape_args(a, "--smoke's tiny model, else nanoGPT's CPU recipe")
     add_speed_args(a)
 
     b = sub.add_parser("bench", help="training tokens/s side by side: a plain reference, each row eager and compiled")
@@ -84,13 +94,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: generation tokens/s with the KV cache and by full recompute, at each of --contexts, "
                         "for untrained baseline and full models (context up to the largest)")
     b.add_argument("--contexts", default="64,256,1024", help="--decode: context lengths (default 64,256,1024)")
-    add_shape_args(b)
+    add_shape_args(b, "nanoGPT's CPU recipe: {n_layer} layers, {n_head} heads, {n_embd} wide, {block_size} context, "
+                      "batch {batch_size}".format(**DEFAULT))
     sample.add_parsers(sub)
     shard.add_parsers(sub)
     repro.add_parsers(sub)
     explain_cli.add_parsers(sub)
     hf_io.add_parsers(sub)
+    parser.commands = sub.choices                      # name → its parser: for the hint in command_hint
     return parser
+
+
+def command_hint(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """An option given before any command (`modern_gpt.py --smoke`): which commands take it, as one line."""
+    if not argv or not argv[0].startswith("-") or argv[0] in ("-h", "--help"):
+        return None
+    option = argv[0].split("=", 1)[0]
+    owners = [name for name, p in parser.commands.items() if option in p._option_string_actions]
+    if not owners:
+        return None
+    example = " or ".join(f"`modern-gpt {name} {option}`" for name in owners)
+    book = " (the book's spelling: `python modern_gpt.py --ablate --smoke`)" if "ablate" in owners else ""
+    return f"{option} is an option of {', '.join(owners)}, not of modern-gpt itself: {example}{book}"
 
 
 def settings_from(args: argparse.Namespace, profile: dict) -> dict:
@@ -116,6 +141,13 @@ def bundled_corpus(smoke: bool) -> str:
     return generate(SMOKE_CORPUS_CHARS if smoke else BUNDLED_CORPUS_CHARS, seed=0)
 
 
+def generated_floor() -> float:
+    """The generated corpus's loss floor, nats per character: its process's entropy over 5,000 sentences (0.3 s;
+    the generate stage uses 50,000 for the report, standard error 0.0005 against 0.0015 here)."""
+    from ..corpus.sanskrit import entropy_per_char
+    return entropy_per_char(5000, seed=1)[0]
+
+
 def cmd_ablate(args: argparse.Namespace) -> None:
     settings = settings_from(args, SMOKE if args.smoke else DEFAULT)
     if args.seeds < 1:
@@ -138,9 +170,13 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     print()
     print(quick_header(args.seeds), flush=True)
     # a live progress bar on a terminal; nothing extra when the output is captured
-    ablate.run_ladder(rows, train_cfg, train_data, val_data, list(range(args.seeds)), val_chars=len(val_text),
-                      progress=sys.stderr.isatty(), on_row=lambda r: print(quick_line(r), flush=True),
-                      batch_seeds=args.batch_seeds)
+    results = ablate.run_ladder(rows, train_cfg, train_data, val_data, list(range(args.seeds)),
+                                val_chars=len(val_text), progress=sys.stderr.isatty(),
+                                on_row=lambda r: print(quick_line(r), flush=True), batch_seeds=args.batch_seeds)
+    print()
+    settings = Settings(floor=None if args.corpus else generated_floor())   # params.yaml's report thresholds
+    for line in quick_warnings(results, settings, train_chars=len(train_text)):
+        print(line)
 
 
 def cmd_decode_bench(args: argparse.Namespace) -> None:
@@ -204,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0].startswith("--") and argv[0][2:] in COMMANDS:   # the book's `--ablate` spelling
         argv[0] = argv[0][2:]
     parser = build_parser()
+    if hint := command_hint(parser, argv):
+        print(f"modern-gpt: error: {hint}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

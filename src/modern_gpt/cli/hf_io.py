@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
+
+from ..core.errors import DataError
+from .runs import check_run
 
 
 def add_parsers(sub) -> None:
@@ -18,6 +22,8 @@ def add_parsers(sub) -> None:
     e.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write config.json and model.safetensors into")
     e.add_argument("--tokenizer", metavar="PATH",
                    help="the pipeline's tokenizer file (default: data/tokenized/tokenizer.json next to the runs)")
+    e.add_argument("--force", action="store_true",
+                   help="write into a folder that already holds files, replacing those of the same names")
 
     i = sub.add_parser("import", help="read a Hugging Face GPT-2, Llama or Qwen3 folder and print its config")
     i.add_argument("hf_dir", metavar="HF_DIR", help="a folder with config.json and the weights")
@@ -36,15 +42,19 @@ def quiet() -> None:
 
 def cmd_export(args: argparse.Namespace) -> None:
     from ..hf.convert import export
+    check_run(args.run_dir)
     quiet()
-    result = export(args.run_dir, args.out_dir, tokenizer=args.tokenizer)
+    result = export(args.run_dir, args.out_dir, tokenizer=args.tokenizer, force=args.force)
     print(f"exported {args.run_dir} as {result.hf_class} to {result.out_dir}")
-    print(f"files: {', '.join(result.files)}")
+    print(f"wrote: {', '.join(result.files)}")
     print(result.tokenizer_note)
 
 
 def cmd_import(args: argparse.Namespace) -> None:
     from ..hf.convert import arch_of, import_folder, read_hf_config
+    if not Path(args.hf_dir).is_dir():
+        raise DataError(f"{args.hf_dir}: no such folder (import reads a Hugging Face model folder: config.json "
+                        "and the weights; `modern-gpt export RUN_DIR OUT_DIR` writes one)")
     quiet()
     name = arch_of(read_hf_config(args.hf_dir))
     cfg, model = import_folder(args.hf_dir, approximate_gelu=getattr(args, "approximate_gelu", False))

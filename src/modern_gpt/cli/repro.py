@@ -11,7 +11,7 @@ stopped: finished runs are recorded, a killed run recorded nothing, and the dead
 lock file block nothing (DVC drops one when it next needs its path).
 
 Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
-machine (the README's Speed section), so `--jobs auto` runs one job per usable core, one thread each.
+machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ own tokenizer."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -14,6 +15,7 @@ from ..corpus.tokenizers import load_tokenizer
 from ..nn.checkpoint import load_run
 from ..serving.generate import generate
 from ..training.batches import load_tokens
+from .runs import check_run
 
 
 def add_parsers(sub) -> None:
@@ -45,13 +47,25 @@ def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) ->
     return load_tokens(data / "val.bin")[:prompt_tokens].tolist()
 
 
+@dataclass(frozen=True)
+class Sample:
+    prompt: str
+    continuation: str
+    prompt_tokens: int
+    new_tokens: int
+    asked: int              # --tokens
+    context: int            # the model's block_size: generation stops there
+
+
 def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt: str | None = None, *,
                 prompt_tokens: int = 16, tokens: int = 256, temperature: float = 0.8, top_k: int | None = 20,
-                seed: int = 0) -> tuple[str, str]:
-    """(prompt, continuation) as text."""
+                seed: int = 0) -> Sample:
+    """The prompt and its continuation as text, with their token counts."""
     data = Path(data)
+    check_run(run_dir)
     if not (data / "tokenizer.json").is_file():
-        raise DataError(f"{data / 'tokenizer.json'}: not found (--data: the folder the tokenize stage writes)")
+        raise DataError(f"{data / 'tokenizer.json'}: not found (--data: the folder the tokenize stage writes; "
+                        "`dvc repro tokenize` writes it, `dvc pull tokenize` fetches it)")
     model = load_run(run_dir)
     tokenizer = load_tokenizer(read_json(data / "tokenizer.json"))
     if tokenizer.vocab_size != model.cfg.vocab_size:
@@ -59,13 +73,21 @@ def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt
                         f"vocab_size={model.cfg.vocab_size} (another corpus or tokenizer)")
     ids = prompt_ids(tokenizer, data, prompt, prompt_tokens)
     out = generate(model, torch.tensor([ids]), tokens, temperature=temperature, top_k=top_k or None, seed=seed)
-    return tokenizer.decode(ids), tokenizer.decode(out[0, len(ids):].tolist())
+    new = out[0, len(ids):].tolist()
+    return Sample(tokenizer.decode(ids), tokenizer.decode(new), len(ids), len(new), tokens, model.cfg.block_size)
 
 
 def cmd_sample(args: argparse.Namespace) -> None:
-    head, tail = sample_text(args.run_dir, args.data, args.prompt, prompt_tokens=args.prompt_tokens,
-                             tokens=args.tokens, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
-    print(head + tail)
+    if args.tokens < 0:
+        raise ConfigError(f"--tokens={args.tokens}: must be at least 0")
+    s = sample_text(args.run_dir, args.data, args.prompt, prompt_tokens=args.prompt_tokens,
+                    tokens=args.tokens, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
+    capped = (f"; the model's context of {s.context} tokens stops it there, short of --tokens {s.asked}"
+              if s.new_tokens < s.asked else "")
+    print(f"── prompt ({s.prompt_tokens} tokens) ──")
+    print(s.prompt)
+    print(f"── generated ({s.new_tokens} tokens{capped}) ──")
+    print(s.continuation)
 
 
 COMMANDS = {"sample": cmd_sample}

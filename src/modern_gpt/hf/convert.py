@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -383,10 +385,12 @@ def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int) 
 
 
 def export(source: str | Path | GPT, out_dir: str | Path, tokenizer: str | Path | None = None,
-           attn_implementation: str | None = None) -> Exported:
+           attn_implementation: str | None = None, force: bool = False) -> Exported:
     """Write config.json + model.safetensors (and tokenizer files when there is one) into out_dir.
 
     source: a GPT, or a run folder (its tokenizer defaults to the pipeline's data/tokenized/tokenizer.json).
+    A folder that already holds files is refused unless force; then files of the same names are replaced and
+    the others kept. Everything is written to a folder beside out_dir first, so a failure leaves out_dir as it was.
     """
     if isinstance(source, GPT):
         model, tok_path = source, tokenizer
@@ -397,17 +401,23 @@ def export(source: str | Path | GPT, out_dir: str | Path, tokenizer: str | Path 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        held = sorted(p.name for p in out.iterdir())
+        raise DataError(f"{out}: not empty ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); export into "
+                        "an empty or new folder, or pass --force to replace files of the same names")
     hf = to_hf(model, attn_implementation)
-    out.mkdir(parents=True, exist_ok=True)
-    hf.save_pretrained(out)
-    result = Exported(out, name, sorted(p.name for p in out.iterdir()))
-    if tok_path is not None:
-        files, note = write_tokenizer(tok_path, out, model.cfg.vocab_size)
-        result.files += files
-        result.tokenizer_note = note
-    else:
-        result.tokenizer_note = "tokenizer: none found (pass --tokenizer PATH); only the weights were written"
-    return result
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+        staging = Path(tmp)
+        hf.save_pretrained(staging)
+        note = "tokenizer: none found (pass --tokenizer PATH); only the weights were written"
+        if tok_path is not None:
+            _, note = write_tokenizer(tok_path, staging, model.cfg.vocab_size)
+        out.mkdir(exist_ok=True)
+        written = sorted(p.name for p in staging.iterdir())
+        for file in written:
+            os.replace(staging / file, out / file)
+    return Exported(out, name, written, note)
 
 
 def read_hf_config(hf_dir: str | Path) -> dict:

@@ -230,6 +230,38 @@ def warnings(rows: list[RowResult], s: Settings) -> list[str]:
     return out
 
 
+VAL_GAP = 1.25        # the quick command: val above this × train (mean over a row's seeds) gets a line of its own
+
+
+def val_gap(rows: list[RowResult]) -> tuple[float, float] | None:
+    """(smallest, largest) val / train over the rows, when some row's val is above VAL_GAP × its train."""
+    ratios = [r.val.mean / r.train.mean for r in rows if r.val.mean is not None and r.train.mean]
+    return (min(ratios), max(ratios)) if ratios and max(ratios) > VAL_GAP else None
+
+
+def quick_warnings(rows: list[RowResult], s: Settings, train_chars: int) -> list[str]:
+    """The quick command's lines under its table: the report's warnings by the report's thresholds, in plain
+    text, then val far above train, the units, and where to go next."""
+    out = []
+    if found := memorised(rows, s):
+        out.append(W.Q_MEMORISED.format(rows=", ".join(found), below=s.memorised_below,
+                                        floor=W.Q_MEMORISED_FLOOR.format(floor=s.floor) if s.floor is not None else ""))
+    if found := overfitting(rows, s):
+        out.append(W.Q_OVERFITTING.format(rise=s.overfit_rise, runs="; ".join(found)))
+    if gap := val_gap(rows):
+        out.append(W.Q_GAP.format(low=gap[0], high=gap[1], chars=train_chars))
+    if found := [r.label for r in rows if r.unequal]:
+        out.append(W.Q_UNEQUAL.format(rows=", ".join(found), tolerance=s.param_tolerance))
+    if diverged := [f"{r.label} ({r.val.n_diverged}/{r.val.n})" for r in rows if r.val.n_diverged]:
+        out.append(W.Q_DIVERGED.format(rows=", ".join(diverged)))
+    one_seed = len(rows[0].runs) == 1
+    if one_seed:
+        out.append(W.Q_ONE_SEED)
+    out.append(W.Q_UNITS)
+    out.append(W.Q_NEXT_ONE_SEED if one_seed else W.Q_NEXT)
+    return out
+
+
 # ------------------------------------------------------------------------------------- the rerun check
 
 HOLDS_WORDS = {Holds.YES: "yes", Holds.FLIPPED: "**flipped**", Holds.OPEN: "open (borderline)", Holds.NONE: ""}

@@ -15,7 +15,7 @@ TABLE_NOTE = (
     "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
     "positive. The band is {band:g} × the pooled seed sd of the two rows: a row whose smaller margin "
     "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
-    "could tip it either way (README: \"Verdicts another machine reproduces\"). A noise row says which kind it "
+    "could tip it either way (docs/statistics.md: \"Verdicts another machine reproduces\"). A noise row says which kind it "
     "is: **{no_effect}** when the {equivalence:.0%} interval of Δ val lies inside ± the spread "
     "(whatever the change does, it is smaller than the seeds' own scatter), **{not_shown}** when the seeds "
     "can show neither that nor a change; a row of the second kind, and a borderline row, says about how many "
@@ -37,6 +37,28 @@ UNEQUAL = ("**Unequal parameters** (marked ≠): {rows} differ from the row they
            "`ablation.match_params: true` sizes each row's MLP to match.")
 DIVERGED = ("**Diverged:** {rows}: non-finite loss. Those seeds are left out of the means and of the paired "
             "comparisons, and counted in the cells.")
+
+# ------------------------------------------------------------------------------------- the quick command's lines
+
+Q_MEMORISED = ("memorised: {rows}: train and val under {below:g} nats per character{floor}, so the model has learned "
+               "its text by heart and every Δ is noise.")
+Q_MEMORISED_FLOOR = ", or train under the floor of {floor:.2f}, the entropy of the process that generated the text"
+Q_OVERFITTING = "overfitting: validation loss ended more than {rise:.0%} above its minimum in {runs}."
+Q_GAP = ("val far above train: val is {low:.2f}× to {high:.2f}× train across the rows. The model fits its {chars:,} "
+         "training characters better than it generalises, so a Δ val here says more about what each row "
+         "memorised than about the change.")
+Q_UNEQUAL = ("unequal parameters: {rows} differ from the row above by more than {tolerance:.0%} in non-embedding "
+             "parameters, so a capacity change is mixed into the effect.")
+Q_DIVERGED = "diverged: {rows}: non-finite loss; those seeds are left out of the means and the comparisons."
+Q_ONE_SEED = ("one seed: no verdicts. A single run per row cannot tell a change from seed noise, so read no Δ "
+              "above as a finding.")
+Q_UNITS = ("units: losses in nats per token (here one token per character), on fixed windows of each split; Δ val "
+           "is the row minus the row above: negative is better.")
+Q_NEXT_ONE_SEED = ("next: --seeds 3 judges each Δ by the report's rule (better or worse only past the seed spread "
+                   "and the t-interval); `modern-gpt repro` runs the DVC pipeline, five seeds on 2 M characters, "
+                   "into reports/ablation.md.")
+Q_NEXT = ("next: the verdicts above are the report's rule, on this corpus and these seeds; `modern-gpt repro` runs "
+          "the DVC pipeline, five seeds on 2 M characters, into reports/ablation.md.")
 
 # ------------------------------------------------------------------------------------- the optional checks
 

@@ -1,0 +1,23 @@
+"""A run folder named on the command line (sample, export): a missing one is one line that says how to get it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import DataError
+
+
+def check_run(run_dir: str | Path) -> None:
+    """Nothing when run_dir holds a trained run; otherwise a DataError that says what is missing and, for a
+    pipeline path data/runs/<row>/<seed>, how to train or pull it (a fresh clone has no weights)."""
+    path = Path(run_dir)
+    if path.is_dir() and any((path / name).exists() for name in ("run.json", "model.pt")):
+        return                                        # a run, or half of one: load_run names the missing file
+    parts = path.parts
+    if len(parts) >= 3 and parts[-3] == "runs" and parts[-1].isdigit():
+        stage = f"run@{parts[-2]}-{parts[-1]}"
+        raise DataError(f"{path}: no trained run here (a clone has the report and configs/, not the weights): "
+                        f"`dvc repro {stage}` trains it, or `dvc pull tokenize {stage}` fetches it and the "
+                        "tokenizer from a DVC remote that holds the runs (docs/machines.md)")
+    what = "no such folder" if not path.exists() else "not a run folder (a run folder holds model.pt and run.json)"
+    raise DataError(f"{path}: {what}")
