@@ -309,3 +309,14 @@ def test_one_column_list_drives_the_report_table_the_csv_and_the_quick_table(mon
     head = report.quick_header(2).splitlines()[0]
     assert head.index("params") < head.index("seeds") < head.index("train")
     assert report.quick_line(rows[1])[22 + 8: 22 + 8 + 6] == "     2"      # after variant (22) and params (8)
+
+
+def test_the_log_x_band_template_is_the_band_template_with_a_log_x_axis():
+    """DVC templates cannot inherit, so .dvc/plots/band_logx.json is a copy of band.json: kept in step here."""
+    import json
+    from pathlib import Path
+    plots = Path(__file__).resolve().parents[1] / ".dvc" / "plots"
+    band, logx = (json.loads((plots / name).read_text()) for name in ("band.json", "band_logx.json"))
+    x = logx["encoding"]["x"]
+    assert x.pop("scale") == {"type": "log"} and x.pop("axis")["labelOverlap"] == "greedy"
+    assert logx == band

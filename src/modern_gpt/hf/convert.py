@@ -401,8 +401,8 @@ def export(source: str | Path | GPT, out_dir: str | Path, tokenizer: str | Path 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        held = sorted(p.name for p in out.iterdir())
+    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if held and not force:
         raise DataError(f"{out}: not empty ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); export into "
                         "an empty or new folder, or pass --force to replace files of the same names")
     hf = to_hf(model, attn_implementation)

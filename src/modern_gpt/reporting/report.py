@@ -213,6 +213,16 @@ def overfitting(rows: list[RowResult], s: Settings) -> list[str]:
     return out
 
 
+def unequal(rows: list[RowResult]) -> list[str]:
+    """Rows whose non-embedding parameters differ from their reference's by more than the tolerance."""
+    return [r.label for r in rows if r.unequal]
+
+
+def diverged(rows: list[RowResult]) -> list[str]:
+    """'label (k/n)' for rows with diverged seeds."""
+    return [f"{r.label} ({r.val.n_diverged}/{r.val.n})" for r in rows if r.val.n_diverged]
+
+
 def warnings(rows: list[RowResult], s: Settings) -> list[str]:
     out = []
     if len(rows[0].runs) == 1:
@@ -222,11 +232,10 @@ def warnings(rows: list[RowResult], s: Settings) -> list[str]:
                                       floor=W.MEMORISED_FLOOR.format(floor=s.floor) if s.floor is not None else ""))
     if found := overfitting(rows, s):
         out.append(W.OVERFITTING.format(rise=s.overfit_rise, runs="; ".join(found)))
-    if found := [r.label for r in rows if r.unequal]:
+    if found := unequal(rows):
         out.append(W.UNEQUAL.format(rows=", ".join(found), tolerance=s.param_tolerance))
-    diverged = [f"{r.label} ({r.val.n_diverged}/{r.val.n})" for r in rows if r.val.n_diverged]
-    if diverged:
-        out.append(W.DIVERGED.format(rows=", ".join(diverged)))
+    if found := diverged(rows):
+        out.append(W.DIVERGED.format(rows=", ".join(found)))
     return out
 
 
@@ -250,10 +259,10 @@ def quick_warnings(rows: list[RowResult], s: Settings, train_chars: int) -> list
         out.append(W.Q_OVERFITTING.format(rise=s.overfit_rise, runs="; ".join(found)))
     if gap := val_gap(rows):
         out.append(W.Q_GAP.format(low=gap[0], high=gap[1], chars=train_chars))
-    if found := [r.label for r in rows if r.unequal]:
+    if found := unequal(rows):
         out.append(W.Q_UNEQUAL.format(rows=", ".join(found), tolerance=s.param_tolerance))
-    if diverged := [f"{r.label} ({r.val.n_diverged}/{r.val.n})" for r in rows if r.val.n_diverged]:
-        out.append(W.Q_DIVERGED.format(rows=", ".join(diverged)))
+    if found := diverged(rows):
+        out.append(W.Q_DIVERGED.format(rows=", ".join(found)))
     one_seed = len(rows[0].runs) == 1
     if one_seed:
         out.append(W.Q_ONE_SEED)
