@@ -22,7 +22,7 @@ from modern_gpt.pipeline.params import check_all
 from modern_gpt.pipeline.plan import plan
 
 PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
-OPTIONAL = ("launch", "ablation", "sweep", "serve", "report")
+OPTIONAL = ("launch", "ablation", "sweep", "beyond", "serve", "report")
 
 
 def main() -> None:

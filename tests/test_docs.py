@@ -1,7 +1,8 @@
 """The front page and docs/: short enough to finish, links that resolve, and no figure that disagrees with the
 committed report.
 
-A page shares a figure with reports/ablation.md in two ways, and both are checked:
+A page shares a figure with the committed reports (reports/ablation.md, and reports/beyond.md, the second ladder's)
+in two ways, and both are checked:
 - a Markdown table with a `variant` column: each cell under a header the report's table also has equals the
   report's cell for that variant (and learning rate), whatever the page leaves out;
 - a line of prose that quotes the report ends with `<!-- report -->`: every number on it is one the report prints.
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORT = ROOT / "reports" / "ablation.md"
+REPORTS = [ROOT / "reports" / "ablation.md", ROOT / "reports" / "beyond.md"]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARK = "<!-- report -->"
 NOT_THE_REPORT = "<!-- not the report's -->"      # a figure measured elsewhere that happens to equal one of the report
@@ -60,7 +61,7 @@ def numbers(text: str) -> set[str]:
     return {n.lstrip("+-−") for n in NUMBER.findall(text.replace("**", ""))}
 
 
-REPORT_TEXT = REPORT.read_text(encoding="utf-8")
+REPORT_TEXT = "\n".join(r.read_text(encoding="utf-8") for r in REPORTS)
 REPORT_TABLES = [parse(t) for t in prose_and_tables(REPORT_TEXT)[1] if "variant" in cells(t[0])]
 REPORT_NUMBERS = numbers(REPORT_TEXT)
 
@@ -75,7 +76,9 @@ def test_tables_that_quote_the_report_agree_with_it(page):
         head, rows = parse(table)
         if "variant" not in head:
             continue
-        shared = lambda t: len(set(head) & set(t[0]))                       # noqa: E731
+        wanted_keys = {tuple(r.get(k, "") if k in head else "" for k in KEYS) for r in rows}
+        has_rows = lambda t: wanted_keys <= {tuple(r.get(k, "") if k in head else "" for k in KEYS) for r in t[1]}  # noqa: E731
+        shared = lambda t: (has_rows(t), len(set(head) & set(t[0])))        # noqa: E731
         report_head, report_rows = max(REPORT_TABLES, key=shared)
         columns = [h for h in head if h in report_head and h not in KEYS]
         by_key = {tuple(r.get(k, "") if k in head else "" for k in KEYS): r for r in report_rows}
@@ -155,3 +158,13 @@ def test_pages_speak_of_the_project_and_its_users(page):
     text = headings(page.read_text(encoding="utf-8")).lower()
     for phrase in ("this task", "was lent", "this session", "no gpu machine"):
         assert phrase not in text, f"{page.name}: {phrase!r}"
+
+
+def test_the_beyond_page_quotes_the_second_ladders_report_row_for_row():
+    """docs/beyond.md's table is reports/beyond.md's, every row (its cells: the table test above)."""
+    def ladder_table(text: str) -> list[dict[str, str]]:
+        return next(rows for head, rows in (parse(t) for t in prose_and_tables(text)[1]) if "variant" in head)
+    page = ladder_table((ROOT / "docs" / "beyond.md").read_text(encoding="utf-8"))
+    report = ladder_table((ROOT / "reports" / "beyond.md").read_text(encoding="utf-8"))
+    assert [r["variant"] for r in page] == [r["variant"] for r in report] != []
+    assert {"secs", "verdict", "val"} <= set(page[0])                           # the cost and the verdict

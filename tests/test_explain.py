@@ -164,18 +164,48 @@ def test_import_config_flags():
     s, missing = model_section(cfg("gpt2"))
     assert (s["norm"], s["pos"], s["mlp"], s["bias"], s["n_kv_head"], s["qk_norm"]) == \
         ("layernorm", "learned", "gelu", True, 4, False) and missing == []
+    assert (s["tie_embeddings"], s["logit_softcap"]) == (True, 0.0)          # GPT-2 ties by default
     s, missing = model_section(cfg("llama-3-8b"), n_head=8, n_embd=256)
     assert (s["norm"], s["pos"], s["mlp"], s["bias"], s["qk_norm"]) == ("rmsnorm", "rope", "swiglu", False, False)
     assert s["n_head"] // s["n_kv_head"] == 4 and s["rope_base"] == 500000.0 and s["mlp_hidden"] == 896
-    s, _ = model_section(cfg("qwen3-8b"))
+    assert s["tie_embeddings"] is False and missing == []                    # the untied head is a flag now
+    s, missing = model_section(cfg("qwen3-8b"))
     assert s["qk_norm"] is True and s["norm"] == "rmsnorm"
-    _, missing = model_section(cfg("gemma-2-9b"))
+    assert s["tie_embeddings"] is False and missing == []
+    s, missing = model_section(cfg("gemma-2-9b"))
     text = " ".join(missing)
     assert "soft-capping at 50" in text and "sliding-window" in text and "query_pre_attn_scalar" not in text
+    assert "attention logit soft-capping at 50" in text and "final logit" not in text    # 50: attention, not ours
+    assert (s["logit_softcap"], s["tie_embeddings"]) == (30.0, True)         # final_logit_softcapping 30; tied default
     _, missing = model_section(cfg("olmo-2-1124-7b"))
     assert any("across all heads" in m for m in missing)
     _, missing = model_section(cfg("llama-3.1-8b"))
     assert any("RoPE scaling (llama3" in m for m in missing)
+
+
+@pytest.mark.parametrize("name, line", [
+    ("llama-3-8b", "tie_word_embeddings = false: whether the output head reuses the embedding table (false: a "
+                   "separate lm_head) [model.tie_embeddings]"),
+    ("qwen3-8b", "tie_word_embeddings = false: whether the output head reuses the embedding table (false: a "
+                 "separate lm_head) [model.tie_embeddings]"),
+    ("gemma-2-9b", "final_logit_softcapping = 30.0: output logits squashed by cap·tanh(logit/cap); null = off "
+                   "[model.logit_softcap]"),
+])
+def test_tied_head_and_final_softcap_are_our_flags(name, line):
+    text = explain(cfg(name))
+    assert line in text.splitlines()
+    if name == "gemma-2-9b":                     # the attention's soft-cap has no flag of ours
+        assert "attn_logit_softcapping = 50.0: attention scores squashed by cap·tanh(score/cap) " \
+               "[not modelled here]" in text
+    ModelConfig.from_dict({**model_section(cfg(name))[0], "vocab_size": 48})
+
+
+def test_final_softcap_must_be_a_positive_number():
+    with pytest.raises(ConfigError) as e:
+        normalise({**cfg("gemma-2-9b"), "final_logit_softcapping": "30"})
+    assert "final_logit_softcapping='30'" in one_line(e)
+    assert normalise({**cfg("gemma-2-9b"), "final_logit_softcapping": None}).final_softcap is None
+    assert model_section({**cfg("gemma-2-9b"), "final_logit_softcapping": None})[0]["logit_softcap"] == 0.0
 
 
 def run(cmd, **kw):
@@ -190,6 +220,11 @@ def test_cli(tmp_path, capsys):
     run("import-config", config=str(FIX / "qwen3-8b.json"))
     out = capsys.readouterr().out
     assert yaml.safe_load(out)["model"]["qk_norm"] is True
+    assert yaml.safe_load(out)["model"]["tie_embeddings"] is False and "untied" not in out
+    assert "# every feature of this model is modelled" in out
+    run("import-config", config=str(FIX / "gemma-2-9b.json"))
+    out = capsys.readouterr().out
+    assert yaml.safe_load(out)["model"]["logit_softcap"] == 30.0 and "final logit" not in out
     parser = argparse.ArgumentParser()
     cli.add_parsers(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["import-config", "x.json", "--n-layer", "2", "--write", "p.yaml"])
@@ -223,6 +258,7 @@ def test_write_keeps_the_files_comments_and_the_ladder_still_resolves(tmp_path):
     assert "# the Step 1 values of the same flags" in text             # and the comments after values
     p = load(params)
     assert p.model["qk_norm"] is True and [r.label for r in p.rows(48)][-1] == "+ QK-norm"
+    assert p.model["tie_embeddings"] is False and p.model["logit_softcap"] == 0.0
 
 
 def test_the_cli_explains_and_refuses_in_one_line(tmp_path, capsys):

@@ -16,6 +16,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("safetensors")
+from safetensors.torch import load_file  # noqa: E402
 
 from modern_gpt.cli import main
 from modern_gpt.cli import hf_io  # noqa: E402
@@ -37,6 +38,11 @@ CASES = {
     "qwen3-gqa": (dataclasses.replace(TINY, **MODERN, n_kv_head=2, qk_norm=True), "Qwen3ForCausalLM"),
     "qwen3-headdim": (dataclasses.replace(TINY, **MODERN, n_kv_head=1, qk_norm=True, head_dim=12, mlp_hidden=40),
                       "Qwen3ForCausalLM"),
+    # an untied head: tie_word_embeddings false and lm_head.weight its own matrix
+    "gpt2-untied": (dataclasses.replace(TINY, tie_embeddings=False), "GPT2LMHeadModel"),
+    "llama-untied": (dataclasses.replace(TINY, **MODERN, n_kv_head=2, tie_embeddings=False), "LlamaForCausalLM"),
+    "qwen3-untied": (dataclasses.replace(TINY, **MODERN, n_kv_head=2, qk_norm=True, tie_embeddings=False),
+                     "Qwen3ForCausalLM"),
 }
 
 
@@ -71,7 +77,8 @@ def test_logits_match_hf(case):
     model = our_model(cfg)
     hf = to_hf(model, attn_implementation="eager")
     assert type(hf).__name__ == name
-    assert hf.config.tie_word_embeddings and hf.get_output_embeddings().weight is hf.get_input_embeddings().weight
+    assert hf.config.tie_word_embeddings is cfg.tie_embeddings
+    assert (hf.get_output_embeddings().weight is hf.get_input_embeddings().weight) is cfg.tie_embeddings
     x = tokens(cfg, cfg.block_size)
     with torch.no_grad():
         ours, theirs = model(x)[0], hf(x).logits
@@ -91,9 +98,13 @@ def test_round_trip_through_a_folder(case, tmp_path):
     assert result.hf_class == name
     assert {"config.json", "model.safetensors"} <= set(result.files)
     conf = json.loads((tmp_path / "hf" / "config.json").read_text())
-    assert conf["architectures"] == [name] and conf["tie_word_embeddings"] is True
+    assert conf["architectures"] == [name] and conf["tie_word_embeddings"] is cfg.tie_embeddings
+    weights = load_file(tmp_path / "hf" / "model.safetensors")
+    assert ("lm_head.weight" in weights) is not cfg.tie_embeddings         # tied: the token matrix, stored once
+    if not cfg.tie_embeddings:
+        assert torch.equal(weights["lm_head.weight"], model.lm_head.weight)
     cfg2, back = import_folder(tmp_path / "hf")
-    assert cfg2 == cfg
+    assert cfg2 == cfg and (back.lm_head.weight is back.tok_emb.weight) is cfg.tie_embeddings
     sd, sd2 = model.state_dict(), back.state_dict()
     assert sd.keys() == sd2.keys()
     assert all(torch.equal(sd[k], sd2[k]) for k in sd)
@@ -105,7 +116,7 @@ def test_round_trip_through_a_folder(case, tmp_path):
         assert torch.equal(model(x)[0], back(x)[0])
 
 
-@pytest.mark.parametrize("case", ["gpt2", "llama-gqa", "qwen3-gqa"])
+@pytest.mark.parametrize("case", ["gpt2", "llama-gqa", "qwen3-gqa", "qwen3-untied"])
 def test_greedy_tokens_match_hf_generate(case):
     cfg, _ = CASES[case]
     model = our_model(cfg, seed=3)
@@ -123,20 +134,21 @@ def test_greedy_tokens_match_hf_generate(case):
     assert len(set(seq[0, 3:].tolist())) > 1         # not a degenerate repeat of one token
 
 
-def hf_saved(name: str, tmp_path, seed: int):
+def hf_saved(name: str, tmp_path, seed: int, tied: bool = True):
     """A folder saved by transformers itself, from a config built the HF way, every weight random."""
     if name == "GPT2LMHeadModel":
         conf = transformers.GPT2Config(vocab_size=37, n_positions=32, n_embd=32, n_layer=2, n_head=4,
-                                       activation_function="gelu", bos_token_id=None, eos_token_id=None)
+                                       activation_function="gelu", bos_token_id=None, eos_token_id=None,
+                                       tie_word_embeddings=tied)
     elif name == "LlamaForCausalLM":
         conf = transformers.LlamaConfig(vocab_size=37, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
-                                        tie_word_embeddings=True, rope_parameters={"rope_type": "default",
+                                        tie_word_embeddings=tied, rope_parameters={"rope_type": "default",
                                                                                    "rope_theta": 1000.0})
     else:
         conf = transformers.Qwen3Config(vocab_size=37, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
                                         num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-                                        max_position_embeddings=32, tie_word_embeddings=True)
+                                        max_position_embeddings=32, tie_word_embeddings=tied)
     conf._attn_implementation = "eager"
     hf = getattr(transformers, name)(conf).double().eval()
     randomise(hf, seed)
@@ -144,12 +156,15 @@ def hf_saved(name: str, tmp_path, seed: int):
     return hf, tmp_path / name
 
 
+@pytest.mark.parametrize("tied", [True, False], ids=["tied", "untied"])
 @pytest.mark.parametrize("name", ["GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"])
-def test_import_a_folder_saved_by_hf(name, tmp_path):
-    hf, folder = hf_saved(name, tmp_path, seed=5)
+def test_import_a_folder_saved_by_hf(name, tied, tmp_path):
+    hf, folder = hf_saved(name, tmp_path, seed=5, tied=tied)
     cfg, model = import_folder(folder)
-    assert hf_class(cfg) == name
+    assert hf_class(cfg) == name and cfg.tie_embeddings is tied
     assert model.num_params() == hf.num_parameters()
+    if not tied:
+        assert torch.equal(model.lm_head.weight, hf.lm_head.weight.to(model.lm_head.weight.dtype))
     x = tokens(cfg, 32)
     with torch.no_grad():
         assert max_delta(model.double()(x)[0], hf(x).logits) < ATOL
@@ -167,6 +182,10 @@ def test_import_a_folder_saved_by_hf(name, tmp_path):
     (dict(qk_norm=True), "qk_norm=True"),
     (dict(norm="rmsnorm", pos="rope"), "mlp='gelu'"),
     (dict(**{**MODERN, "bias": True}, qk_norm=True), "bias=True with qk_norm=True"),
+    (dict(mlp="relu2"), "mlp='relu2'"),
+    (dict(**{**MODERN, "mlp": "relu2"}), "mlp='relu2'"),
+    (dict(logit_softcap=15.0), "logit_softcap=15"),
+    (dict(**MODERN, logit_softcap=15.0, tie_embeddings=False), "logit_softcap=15"),
 ])
 def test_refusals_name_the_flag(changes, flag, tmp_path):
     cfg = dataclasses.replace(TINY, **changes)
@@ -181,6 +200,27 @@ def test_refusals_name_the_flag(changes, flag, tmp_path):
 def test_rmsnorm_with_learned_positions_message():
     with pytest.raises(ConfigError, match="no Hugging Face class here has RMSNorm with learned positions"):
         hf_class(dataclasses.replace(TINY, norm="rmsnorm"))
+
+
+def test_relu2_and_softcap_messages_say_why():
+    with pytest.raises(ConfigError, match=r"no Hugging Face class here has a ReLU² MLP \(GPT-2 uses GELU, Llama "
+                                          r"and Qwen3 SwiGLU\)"):
+        hf_class(dataclasses.replace(TINY, **{**MODERN, "mlp": "relu2"}))
+    with pytest.raises(ConfigError, match="no Hugging Face class here soft-caps its logits .*Gemma 2's "
+                                          "final_logit_softcapping"):
+        hf_class(dataclasses.replace(TINY, **MODERN, logit_softcap=30.0))
+
+
+def test_a_tied_config_with_another_head_and_an_untied_one_without_a_head_are_refused():
+    from modern_gpt.hf.convert import from_hf_state, to_hf_state
+    tied, untied = CASES["llama-gqa"][0], CASES["llama-untied"][0]
+    sd = to_hf_state(untied, our_model(untied).state_dict())
+    with pytest.raises(ConfigError, match="tie_word_embeddings=True with an lm_head.weight unlike") as e:
+        from_hf_state(tied, sd)
+    assert "\n" not in str(e.value)
+    del sd["lm_head.weight"]
+    with pytest.raises(DataError, match="lm_head.weight is missing"):
+        from_hf_state(untied, sd)
 
 
 def test_gpt2_small_parameter_count():
@@ -295,8 +335,6 @@ FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "hf_config
 @pytest.mark.parametrize("name, message", [
     ("gpt2", "activation_function='gelu_new'"),
     ("llama-3.1-8b", "rope_type='llama3'"),
-    ("llama-3-8b", "tie_word_embeddings=False"),
-    ("qwen3-8b", "tie_word_embeddings=False"),
     ("mistral-7b-v0.1", "MistralForCausalLM"),
 ])
 def test_real_configs_are_refused_with_the_field_named(name, message):
@@ -317,3 +355,18 @@ def test_real_gpt2_config_with_approximate_gelu_is_gpt2_small():
     cfg = config_from_hf(json.loads(path.read_text()), approximate_gelu=True)
     with torch.device("meta"):
         assert GPT(cfg).num_params() == 124_439_808
+
+
+@pytest.mark.parametrize("name, hf_name, params", [
+    ("llama-3-8b", "LlamaForCausalLM", 8_030_261_248),             # published; tests/test_explain.py's figure too
+    ("qwen3-8b", "Qwen3ForCausalLM", 8_190_735_360),
+])
+def test_real_untied_configs_import_with_their_own_head(name, hf_name, params):
+    from modern_gpt.hf.convert import config_from_hf
+    path = FIXTURES / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    cfg = config_from_hf(json.loads(path.read_text()))
+    assert hf_class(cfg) == hf_name and cfg.tie_embeddings is False
+    with torch.device("meta"):
+        assert GPT(cfg).num_params() == params

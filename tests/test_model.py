@@ -258,3 +258,59 @@ def test_head_dim_apart_from_width_over_heads(tiny_cfg):
     x = torch.randn(2, 9, cfg.n_embd, dtype=torch.float64)
     rope = tuple(t.double() for t in rope_cache(12, 9, cfg.rope_base))
     torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
+
+
+# ----------------------------------------------------------------------------------------- past the book
+
+def test_relu2_mlp_is_two_matrices_around_relu_squared(tiny_cfg):
+    cfg = dataclasses.replace(tiny_cfg, mlp="relu2")
+    assert cfg.hidden == MLP_HIDDEN["relu2"](cfg) == 4 * cfg.n_embd
+    mlp = GPT(cfg).blocks[0].mlp.double()
+    assert [n for n, p in mlp.named_parameters() if p.dim() == 2] == ["up.weight", "down.weight"]
+    x = torch.randn(3, 5, cfg.n_embd, dtype=torch.float64)
+    h = x @ mlp.up.weight.T + mlp.up.bias
+    expected = torch.where(h > 0, h * h, torch.zeros_like(h)) @ mlp.down.weight.T + mlp.down.bias
+    torch.testing.assert_close(mlp(x), expected)
+    gelu = GPT(dataclasses.replace(cfg, mlp="gelu")).blocks[0].mlp.double()
+    gelu.load_state_dict(mlp.state_dict())
+    assert not torch.allclose(gelu(x), expected)
+
+
+def test_an_untied_head_is_its_own_matrix_and_counted_as_embedding(tiny_cfg):
+    tied, untied = GPT(tiny_cfg), GPT(dataclasses.replace(tiny_cfg, tie_embeddings=False))
+    assert untied.lm_head.weight is not untied.tok_emb.weight
+    assert untied.num_params() - tied.num_params() == tiny_cfg.vocab_size * tiny_cfg.n_embd
+    assert untied.num_params(non_embedding=True) == tied.num_params(non_embedding=True)
+    assert "lm_head.weight" in dict(untied.named_parameters()) and "lm_head.weight" not in dict(tied.named_parameters())
+    idx = torch.randint(tiny_cfg.vocab_size, (2, 6))
+    logits, _ = untied.eval()(idx)
+    h = untied.pos.add(untied.tok_emb(idx))                       # the head reads its own matrix
+    for block in untied.blocks:
+        h = block(h, None)
+    torch.testing.assert_close(logits, untied.norm_f(h) @ untied.lm_head.weight.T)
+
+
+@pytest.mark.parametrize("cap", [0.0, 0.5, 15.0])
+def test_logit_softcap_is_cap_tanh_logits_over_cap(tiny_cfg, cap):
+    plain = GPT(tiny_cfg).eval()
+    capped = GPT(dataclasses.replace(tiny_cfg, logit_softcap=cap)).eval()
+    capped.load_state_dict(plain.state_dict())
+    idx = torch.randint(tiny_cfg.vocab_size, (2, 6))
+    raw, _ = plain(idx)
+    logits, loss = capped(idx, idx)
+    torch.testing.assert_close(logits, raw if cap == 0 else cap * torch.tanh(raw / cap))
+    torch.testing.assert_close(loss, F.cross_entropy(logits.flatten(0, 1), idx.flatten()))
+    if cap:
+        assert logits.abs().max() < cap
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("logit_softcap", -1.0, "logit_softcap=-1.0: must be 0 \\(off\\) or a positive number"),
+    ("logit_softcap", float("nan"), "logit_softcap=nan: must be 0"),
+    ("tie_embeddings", "no", "tie_embeddings='no': must be true or false"),
+    ("mlp", "relu", "mlp='relu': allowed values are gelu, swiglu, relu2"),
+])
+def test_the_new_switches_refuse_bad_values_in_one_line(field, value, message):
+    from modern_gpt.core.errors import ConfigError
+    with pytest.raises(ConfigError, match=message):
+        ModelConfig(**{field: value})

@@ -69,6 +69,18 @@ def one_line(call, message: str) -> None:
     assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
 
 
+def beyond_on(**values) -> dict:
+    """The committed params with the second ladder switched on, over `values` (model or train flags)."""
+    raw = default()
+    model = {k: v for k, v in values.items() if k != "optimizer"}
+    train = {"optimizer": values["optimizer"]} if "optimizer" in values else {}
+    raw["beyond"] = {"ladder": [*(raw["beyond"]["ladder"] or BEYOND), *[k for k in values if k not in BEYOND]],
+                     "model": {**raw["beyond"]["model"], **model}, "train": {**raw["beyond"]["train"], **train}}
+    return raw
+
+
+BEYOND = ["mlp", "tie_embeddings", "logit_softcap", "optimizer"]
+
 # The ladder's sections: pipeline.params.parse (the plan stage).
 BAD = [
     (with_("model", "bias", "no"), "model.bias='no': must be true or false"),
@@ -110,6 +122,23 @@ BAD = [
     (with_("sweep", "steps", 3), "sweep.steps: unknown key; allowed keys are lr, rows, seeds"),
     (with_("sweep", "seeds", [0, 7]), "sweep.seeds=[0, 7]: must list seeds of the main table ([0, 1, 2, 3, 4])"),
     (with_("sweep", "seeds", []), "sweep.seeds=[]: must list seeds of the main table"),
+    (with_("beyond", "ladder", ["mlp", "warp"]), "beyond.ladder=['mlp', 'warp']: must list flags given a value under "
+     "beyond.model or beyond.train (mlp, tie_embeddings, logit_softcap, optimizer), each once; [] switches it off"),
+    (with_("beyond", "ladder", ["mlp", "mlp"]), "beyond.ladder=['mlp', 'mlp']: must list flags"),
+    (with_("beyond", "ladder", "mlp"), "beyond.ladder='mlp': must list flags"),
+    (with_("beyond", None, {"ladder": [], "model": {"mlp": "relu3"}}),      # off, its values are checked still
+     "beyond.model.mlp='relu3': allowed values are gelu, swiglu, relu2"),
+    (with_("beyond", "model", {"colour": "red"}), "beyond.model.colour: unknown key; allowed keys are block_size"),
+    (with_("beyond", "model", {"vocab_size": 9}), "beyond.model.vocab_size: unknown key"),
+    (with_("beyond", "model", ["mlp"]), "beyond.model: must be a mapping of flag: value, got ['mlp']"),
+    (with_("beyond", "train", {"warmup": 3}), "beyond.train.warmup: unknown key; allowed keys are iters"),
+    (with_("beyond", "steps", 3), "beyond.steps: unknown key; allowed keys are ladder, model, train"),
+    (beyond_on(mlp="relu3"), "beyond.model.mlp='relu3': allowed values are gelu, swiglu, relu2"),
+    (beyond_on(logit_softcap=-1), "beyond.model.logit_softcap=-1.0: must be 0 (off) or a positive number"),
+    (beyond_on(tie_embeddings="no"), "beyond.model.tie_embeddings='no': must be true or false"),
+    (beyond_on(optimizer="sgd"), "beyond.train.optimizer='sgd': allowed values are adamw, muon"),
+    (beyond_on(n_kv_head=3), "beyond.model.n_head=4, n_kv_head=3: n_head must be divisible by n_kv_head"),
+    (with_("train", "optimizer", "lion"), "train.optimizer='lion': allowed values are adamw, muon"),
     (with_("launch", None, "mpirun -n 2"), "launch='mpirun -n 2': allowed are python, or torchrun with its options"),
     (with_("launch", None, "torchrun 'x"), "launch=\"torchrun 'x\": allowed are python, or torchrun"),
     (with_("launch", None, 2), "launch=2: allowed are python, or torchrun"),
@@ -269,3 +298,54 @@ def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_s
     assert listing["sweep"]["rows"] == [] and not any(k.startswith("sweep_") for k in configs)
     del raw["sweep"]                                                            # no section: off too
     assert plan(parse(raw), meta)[1]["sweep"]["rows"] == []
+
+
+def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from_the_books_design():
+    from modern_gpt.pipeline.plan import plan
+    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
+    configs, listing = plan(parse(default()), meta)
+    assert default()["beyond"]["ladder"] == [] and listing["beyond"] == []
+    assert not any(k.startswith("beyond_") for k in configs)
+    del_raw = default()
+    del del_raw["beyond"]                                                       # no section: off too
+    assert plan(parse(del_raw), meta)[1]["beyond"] == []
+
+    configs, listing = plan(parse(beyond_on()), meta)
+    assert [r["slug"] for r in listing["beyond"]] == ["qk_norm", *[f"beyond_{f}" for f in BEYOND]]
+    assert [r["label"] for r in listing["beyond"]] == ["the book's design", "+ ReLU²", "+ untied head",
+                                                        "+ logit soft-cap 15", "+ Muon"]
+    assert "qk_norm" in configs and listing["rows"][-1]["slug"] == "qk_norm"     # row 0: the main table's runs
+    before = configs["qk_norm"]
+    for flag, section, value in [("mlp", "model", "relu2"), ("tie_embeddings", "model", False),
+                                 ("logit_softcap", "model", 15.0), ("optimizer", "train", "muon")]:
+        mine = configs[f"beyond_{flag}"]
+        changed = {(s, k) for s in ("model", "train") for k in mine[s] if mine[s][k] != before[s][k]}
+        assert changed == {(section, flag)} and mine[section][flag] == value, flag
+        before = mine
+    assert [r["hf_class"] for r in listing["beyond"]] == ["Qwen3ForCausalLM", None, None, None, None]
+
+
+def test_a_second_ladder_value_equal_to_the_row_above_is_marked_no_change():
+    from modern_gpt.pipeline.plan import plan
+    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
+    raw = beyond_on()
+    raw["beyond"]["model"]["mlp"] = "swiglu"                                   # the book's own value
+    listing = plan(parse(raw), meta)[1]
+    assert listing["beyond"][1]["label"] == "+ SwiGLU (no change)" and listing["beyond"][1]["changed"] is False
+
+
+def test_the_learning_rate_grid_covers_a_second_ladder_row_with_its_own_optimiser():
+    from modern_gpt.pipeline.plan import plan
+    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
+    raw = beyond_on()
+    raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer", "qk_norm"]}
+    configs, listing = plan(parse(raw), meta)
+    assert [r["slug"] for r in listing["sweep"]["rows"]] == ["qk_norm", "beyond_optimizer"]   # ladder order
+    for m in raw["sweep"]["lr"]:
+        mine, main = configs[f"sweep_beyond_optimizer_x{m}"], configs["beyond_optimizer"]
+        assert mine["model"] == main["model"] and main["train"]["optimizer"] == "muon"
+        assert mine["train"] == {**main["train"], "lr": main["train"]["lr"] * m, "min_lr": main["train"]["min_lr"] * m}
+    raw = default()
+    raw["beyond"]["ladder"] = []
+    raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer"]}                 # off: no such row
+    one_line(lambda: parse(raw), "sweep.rows=['beyond_optimizer']: must list rows of the ladders (baseline, norm,")

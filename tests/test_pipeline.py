@@ -80,9 +80,9 @@ def project_copy(tmp: Path, **overrides) -> Path:
     return repo
 
 
-def report_rows(repo: Path) -> list[dict[str, str]]:
-    """The ablation table's rows, each as {header: cell}: the contiguous table under its header."""
-    lines = (repo / "reports" / "ablation.md").read_text().splitlines()
+def report_rows(repo: Path, name: str = "ablation.md") -> list[dict[str, str]]:
+    """The report's ladder table's rows, each as {header: cell}: the contiguous table under its header."""
+    lines = (repo / "reports" / name).read_text().splitlines()
     head = next(i for i, line in enumerate(lines) if line.replace(" ", "").startswith("|#|"))
     table = []
     for line in lines[head:]:
@@ -640,6 +640,30 @@ def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one
     restore(options_repo)
 
 
+def test_the_second_ladder_reuses_the_books_runs_writes_beyond_md_and_off_keeps_it(options_repo):
+    restore(options_repo)
+    sets = ["beyond.ladder=[tie_embeddings,optimizer]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+    out = sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    assert {s for s in ran(out.stdout) if "@" in s} == {f"beyond@{f}-{s}" for f in ("tie_embeddings", "optimizer")
+                                                         for s in (0, 1)}          # row 0 trains nothing
+    rows = report_rows(options_repo, "beyond.md")
+    assert [r["variant"] for r in rows] == ["the book's design", "+ untied head", "+ Muon"]
+    main = {r["variant"]: r for r in report_rows(options_repo)}
+    assert rows[0]["val"] == main["+ QK-norm"]["val"]                            # the main table's last row
+    assert all(r["verdict"] for r in rows[1:])
+    record = json.loads((options_repo / "data" / "runs" / "beyond_optimizer" / "0" / "run.json").read_text())
+    assert record["train"]["optimizer"] == "muon" and record["model"]["tie_embeddings"] is False
+    text = (options_repo / "reports" / "beyond.md").read_text()
+    assert "| optimizer | fused AdamW; from + Muon on: Muon on the blocks' matrices (torch.optim.Muon" in \
+        re.sub(" +", " ", text)
+    written = (options_repo / "reports" / "beyond.md").read_bytes()
+    sh(["git", "checkout", "params.yaml"], options_repo)
+    sh([*DVC, "repro"], options_repo)                                           # off again
+    assert (options_repo / "reports" / "beyond.md").read_bytes() == written
+    assert not list((options_repo / "configs").glob("beyond_*"))
+    restore(options_repo)
+
+
 def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_only_its_runs(options_repo):
     grid = ["sweep.rows=[norm,qk_norm]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
     out = sh([*DVC, "exp", "run", *[a for s in [*grid, "sweep.lr=[1000]"] for a in ("-S", s)]], options_repo)
@@ -681,3 +705,4 @@ def test_a_users_corpus_folder_from_params(options_repo):
     out = sh([*DVC, "exp", "run", "-S", "data.corpus=data/missing.txt"], options_repo, check=False)
     assert out.returncode != 0 and "data/missing.txt" in out.stderr and "Traceback" not in out.stderr
     sh(["git", "checkout", "params.yaml"], options_repo)
+

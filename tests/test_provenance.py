@@ -50,7 +50,7 @@ def two_rows(**kw) -> list[RowResult]:
 
 def test_each_line_reads_the_meta_and_the_run_records():
     info = provenance(META, two_rows(md5="aaaabbbbcccc", files=FILES), None)
-    assert list(info) == ["corpus", "split", "tokenizer", "model shape", "seeds", "training", "speed",
+    assert list(info) == ["corpus", "split", "tokenizer", "model shape", "seeds", "training", "optimizer", "speed",
                           "evaluation", "training code", "machine"]
     assert info["speed"] == "float32 (TF32 matmuls on CUDA), eager (train.compile: none)"   # older records: defaults
     assert info["corpus"] == "`data/generated/sanskrit.txt`: 2,000,000 characters, 5,432,100 bytes, md5 `0123456789abcdef`"
@@ -61,8 +61,8 @@ def test_each_line_reads_the_meta_and_the_run_records():
     assert info["seeds"] == "3, 5, 7"                                          # the runs' seeds
     # 1500 × 8 × 48 = 576,000 tokens per run, 0.60 passes over 960,000 train tokens
     assert info["training"] == ("1,500 steps × 8 sequences × 48 tokens = 576,000 tokens per run (0.60 passes over "
-                                "the train split); fused AdamW, lr 0.002 → 0.0002 (warm-up 50, cosine), weight decay 0.1, "
-                                "clip 1")
+                                "the train split); lr 0.002 → 0.0002 (warm-up 50, cosine), weight decay 0.1, clip 1")
+    assert info["optimizer"] == "fused AdamW"
     assert info["evaluation"] == "40 fixed windows of 48 tokens per split, every 250 steps and at the end"
     assert info["training code"].startswith("md5 `aaaabbbbcccc` over the 5 files the runs imported")
     assert info["machine"] == f"{EPYC}, cpu, 2 threads, torch 2.3.1, Python 3.11.7"    # from the records
@@ -185,3 +185,20 @@ def test_the_hugging_face_line_groups_rows_by_class():
     info = provenance(META, two_rows(), None, hf_classes=[("Step 1 baseline", "GPT2LMHeadModel")])
     assert info["Hugging Face"] == "Step 1 baseline: GPT2LMHeadModel"
     assert "Hugging Face" not in provenance(META, two_rows(), None)
+
+
+def test_the_optimizer_line_names_the_rows_that_muon_trains():
+    import dataclasses
+    from modern_gpt.reporting.provenance import optimizer_line
+
+    def with_opt(r: RunRecord, optimizer: str) -> RunRecord:
+        return dataclasses.replace(r, train=dataclasses.replace(r.train, optimizer=optimizer))
+
+    adamw = [[record(row, s, 2.0) for s in (0, 1)] for row in ("baseline", "norm", "pos")]
+    assert optimizer_line(rows_of(*adamw)) == "fused AdamW"
+    tail = rows_of(adamw[0], adamw[1], [with_opt(r, "muon") for r in adamw[2]])
+    assert optimizer_line(tail).startswith("fused AdamW; from + RoPE on: Muon on the blocks' matrices")
+    middle = rows_of(adamw[0], [with_opt(r, "muon") for r in adamw[1]], adamw[2])
+    assert optimizer_line(middle).startswith("fused AdamW; in + RMSNorm: Muon")
+    every = rows_of(*[[with_opt(r, "muon") for r in runs] for runs in adamw])
+    assert optimizer_line(every).startswith("Muon on the blocks' matrices") and "fused AdamW on the rest" in optimizer_line(every)

@@ -5,6 +5,7 @@ moved or added column cannot silently point a check at the wrong cell.
 """
 
 import math
+import re
 import statistics
 
 import pytest
@@ -320,3 +321,24 @@ def test_the_log_x_band_template_is_the_band_template_with_a_log_x_axis():
     x = logx["encoding"]["x"]
     assert x.pop("scale") == {"type": "log"} and x.pop("axis")["labelOverlap"] == "greedy"
     assert logx == band
+
+
+def test_the_second_ladder_gets_its_own_report_by_the_same_rule_and_off_leaves_the_last_one(tmp_path):
+    from modern_gpt.reporting import wording as W
+    from modern_gpt.reporting.files import write_report
+    from modern_gpt.reporting.report import build_beyond
+    vals = [[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]]
+    s = Settings()
+    main, beyond = ladder(vals, s=s), ladder(vals, params=[100_000, 100_000, 120_000], s=s)
+    text = build_beyond(Results(main, s, {}, beyond=beyond, beyond_provenance={"optimizer": "Muon in + RoPE"}))
+    assert text.startswith(W.BEYOND_TITLE) and "| optimizer | Muon in + RoPE |" in re.sub(" +", " ", text)
+    mine, theirs = table(text), table(build(Results(main, s, {})).markdown)
+    assert [r["verdict"] for r in mine] == [r["verdict"] for r in theirs]          # the main table's rule
+    assert mine[2]["Δ params"] == "+20,000 ≠"                                    # 115,000 against 95,000
+    assert "**Every change against the book's design:** Δ val -0.2000" in text
+    assert "an untied output head" in text                                        # what the counts count
+    write_report(Results(main, s, {}, beyond=beyond, beyond_provenance={}), tmp_path)
+    written = (tmp_path / "beyond.md").read_bytes()
+    assert written == build_beyond(Results(main, s, {}, beyond=beyond)).encode()
+    write_report(Results(main, s, {}), tmp_path)                                  # off: the last one stays
+    assert (tmp_path / "beyond.md").read_bytes() == written

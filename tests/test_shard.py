@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_training_stages_are_those_whose_command_runs_the_run_script():
     stages = training_stages(yaml.safe_load((ROOT / "dvc.yaml").read_text()))
-    assert stages == {"run", "aa", "loo", "rerun", "sweep"}
+    assert stages == {"run", "aa", "loo", "rerun", "sweep", "beyond"}
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 40])

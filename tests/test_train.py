@@ -1,5 +1,6 @@
 """The training loop: it learns, it is reproducible per seed, and it records divergence."""
 
+import dataclasses
 import json
 import math
 
@@ -8,7 +9,7 @@ import torch
 
 import modern_gpt.training.loop as train_module
 from conftest import score, tiny_rows, toy_text
-from modern_gpt.core.errors import DataError
+from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.records import RunRecord
 from modern_gpt.corpus.reading import split_text
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
@@ -16,7 +17,9 @@ from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
 from modern_gpt.config import TrainConfig
 from modern_gpt.training.loop import get_lr, perturb, train
+from modern_gpt.training.batched import train_seeds
 from modern_gpt.training.run import machine, run
+import torch.nn.functional as F
 
 FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
 
@@ -151,10 +154,83 @@ def test_learning_rate_warms_up_then_decays_to_min():
 
 def test_weight_decay_applies_to_matrices_only(toy):
     model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
-    decay, no_decay = train_module.make_optimizer(model.parameters(), FAST).param_groups
+    decay, no_decay = train_module.make_optimizer(model.named_parameters(), FAST).param_groups
     assert all(p.dim() == 2 for p in decay["params"]) and decay["weight_decay"] == FAST.weight_decay
     assert all(p.dim() == 1 for p in no_decay["params"]) and no_decay["weight_decay"] == 0.0
     assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))
+
+
+MUON = dataclasses.replace(FAST, optimizer="muon", lr=1e-3)
+
+
+def blocks_matrix(name: str, p: torch.Tensor) -> bool:
+    return name.startswith("blocks.") and p.dim() == 2
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_muon_takes_the_blocks_matrices_and_adamw_the_rest(toy, tie):
+    model = GPT(dataclasses.replace(tiny_rows(toy[0].vocab_size)[-1].config, tie_embeddings=tie))
+    muon, adamw = train_module.make_optimizer(model.named_parameters(), MUON).optimizers
+    assert isinstance(muon, torch.optim.Muon) and isinstance(adamw, torch.optim.AdamW)
+    assert muon.param_groups[0]["adjust_lr_fn"] == "match_rms_adamw"
+    in_muon = {id(p) for g in muon.param_groups for p in g["params"]}
+    in_adamw = {id(p) for g in adamw.param_groups for p in g["params"]}
+    for name, p in model.named_parameters():
+        assert (id(p) in in_muon, id(p) in in_adamw) == ((True, False) if blocks_matrix(name, p) else (False, True)), name
+    assert len(train_module.make_optimizer(model.named_parameters(), MUON).param_groups) == 3   # the schedule sets all
+
+
+def newton_schulz(g: torch.Tensor, steps: int = 5, a=3.4445, b=-4.775, c=2.0315) -> torch.Tensor:
+    """Muon's orthogonalisation, written out: g / |g|, then X <- aX + (b XX' + c (XX')^2) X, on the wide side."""
+    x = g / (g.norm() + 1e-7)
+    wide = x.size(0) > x.size(1)
+    x = x.T if wide else x
+    for _ in range(steps):
+        s = x @ x.T
+        x = a * x + (b * s + c * s @ s) @ x
+    return x.T if wide else x
+
+
+def test_one_muon_step_by_hand(toy):
+    """Muon on a block's matrix: Nesterov momentum (0.95), Newton-Schulz orthogonalisation, scaled by
+    0.2 sqrt(max(rows, cols)) (match_rms_adamw: an orthogonal update's RMS becomes 0.2, an AdamW step's), then
+    lr; decoupled decay lr x weight_decay (torch orthogonalises in bfloat16). AdamW's first step on the rest: lr x g / |g|, decay on matrices."""
+    torch.manual_seed(0)
+    model = GPT(dataclasses.replace(tiny_rows(toy[0].vocab_size)[-1].config, tie_embeddings=False))
+    opt = train_module.make_optimizer(model.named_parameters(), MUON)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    x, y = get_batch(toy[1], model.cfg.block_size, 8, torch.Generator().manual_seed(0))
+    model(x, y)[1].backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    opt.step()
+    lr, wd = MUON.lr, MUON.weight_decay
+    for name, p in model.named_parameters():
+        g, w = grads[name].double(), before[name].double()
+        step = (w * (1 - lr * (wd if p.dim() == 2 else 0)) - p.detach().double()) / lr
+        if blocks_matrix(name, p):
+            nesterov = g.lerp((1 - 0.95) * g, 0.95)                     # the momentum buffer after one step
+            expected = 0.2 * math.sqrt(max(g.shape)) * newton_schulz(nesterov)
+            # torch's Newton-Schulz runs in bfloat16: equal to its precision, in direction and in size (the
+            # gradient itself, not orthogonalised, points elsewhere: cosine about 0.8)
+            assert F.cosine_similarity(step.flatten(), expected.flatten(), dim=0) > 0.99, name
+            assert F.cosine_similarity(step.flatten(), g.flatten(), dim=0) < 0.95, name
+            assert abs(step.norm() / expected.norm() - 1) < 0.02, name
+            orthogonal = 0.2 * math.sqrt(max(g.shape)) * newton_schulz(nesterov, steps=50)
+            assert 0.15 < orthogonal.pow(2).mean().sqrt() < 0.25         # converged: RMS 0.2, as AdamW's
+        else:
+            torch.testing.assert_close(step, g / (g.abs() + 1e-8), atol=1e-4, rtol=1e-4, msg=name)
+
+
+def test_muon_trains_and_seeds_batched_refuse_it_in_one_line(toy):
+    tok, train_data, val_data = toy
+    cfg = tiny_rows(tok.vocab_size)[-1].config
+    _, result = run("muon", cfg, dataclasses.replace(FAST, optimizer="muon"), train_data, val_data, seed=0,
+                    val_chars=len(val_data), progress=False)
+    assert not result.diverged and result.curve[-1].val < 0.75 * result.curve[0].val
+    with pytest.raises(ConfigError, match="optimizer='muon': torch.optim.Muon steps 2-D matrices"):
+        train_seeds(cfg, MUON, train_data, val_data, [0, 1])
+    with pytest.raises(ConfigError, match="optimizer='sgd': allowed values are adamw, muon"):
+        TrainConfig(optimizer="sgd")
 
 
 def test_a_perturbation_at_rounding_level_moves_weights_by_about_1e_7_and_nothing_else(toy):

@@ -2,7 +2,8 @@
 
 nn/model.py registers one module per name (its tables must have exactly these keys: it checks at import),
 training/ one behaviour per device, compile mode and dtype. A new norm, position scheme or MLP is its name
-here, its class and table entry in nn/model.py, and its ladder label (pipeline/labels.py).
+here, its class and table entry in nn/model.py, and its ladder label (pipeline/labels.py); an optimiser is
+its name here and its branch in training/loop.make_optimizer.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ def _swiglu_hidden(cfg: ModelConfig) -> int:
 MLP_HIDDEN: dict[str, Callable[[ModelConfig], int]] = {
     "gelu": lambda cfg: 4 * cfg.n_embd,          # Step 1: 4·d hidden units
     "swiglu": _swiglu_hidden,
+    "relu2": lambda cfg: 4 * cfg.n_embd,         # ReLU² (nanochat, modded-nanogpt): two matrices, 4·d, as GELU
 }
 MLPS = tuple(MLP_HIDDEN)
 
 DEVICES = ("cpu", "cuda", "auto")
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")   # torch.compile's modes, or eager
 DTYPES = ("float32", "bfloat16")
+OPTIMIZERS = ("adamw", "muon")   # AdamW on every weight | Muon on the blocks' matrices, AdamW on the rest
 
 
 def registered(axis: str, names: tuple[str, ...], table: dict) -> dict:

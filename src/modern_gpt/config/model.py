@@ -33,11 +33,14 @@ class ModelConfig:
     norm_placement: str = "pre"    # PLACEMENTS: 'pre' (norm inside the residual branch) | 'post' (2017)
     pos: str = "learned"           # POSITIONS: 'learned' (a table added) | 'rope' (rotate q, k) | 'none' (NoPE)
     rope_base: float = 10000.0     # RoPE's base; larger = slower rotations
-    mlp: str = "gelu"              # MLPS: 'gelu' (4·d hidden) | 'swiglu' (gated, 2/3·4·d hidden)
+    mlp: str = "gelu"              # MLPS: 'gelu' (4·d hidden) | 'swiglu' (gated, 2/3·4·d hidden) | 'relu2' (4·d)
     mlp_multiple: int = 64         # SwiGLU's hidden size is rounded up to a multiple of this
     mlp_hidden: int = 0            # 0: the MLP's own rule; > 0: this hidden size (parameter matching)
     bias: bool = True              # False removes every bias: projections, MLP and norms
     qk_norm: bool = False          # normalise queries and keys per head before q·k
+    # past the book (params.yaml's beyond: ladder)
+    tie_embeddings: bool = True    # the output head is the token matrix (GPT-2); False: a separate lm_head
+    logit_softcap: float = 0.0     # > 0: logits squashed to cap·tanh(logits / cap) (Gemma 2, nanochat: 15); 0: off
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -52,6 +55,9 @@ class ModelConfig:
             raise ConfigError(f"mlp_hidden={self.mlp_hidden}: must be 0 (the default rule) or a positive integer")
         if not self.norm_eps > 0:
             raise ConfigError(f"norm_eps={self.norm_eps}: must be > 0")
+        if not 0 <= self.logit_softcap < float("inf"):
+            raise ConfigError(f"logit_softcap={self.logit_softcap}: must be 0 (off) or a positive number, "
+                              "the cap c of c·tanh(logits / c)")
         if not self.rope_base > 1:
             raise ConfigError(f"rope_base={self.rope_base}: must be > 1")
         if self.head_dim is not None and self.head_dim < 1:
@@ -74,7 +80,7 @@ class ModelConfig:
 
     @property
     def hidden(self) -> int:
-        """The MLP's hidden width: mlp_hidden when set, else the MLP's own rule (GELU 4·d, SwiGLU 2/3 of it)."""
+        """The MLP's hidden width: mlp_hidden when set, else the MLP's own rule (GELU and ReLU² 4·d, SwiGLU 2/3 of it)."""
         return self.mlp_hidden or MLP_HIDDEN[self.mlp](self)
 
     @classmethod

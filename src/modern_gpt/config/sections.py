@@ -176,6 +176,34 @@ class LadderConfig:
         return ("baseline", *self.flags)
 
 
+@dataclass(frozen=True)
+class BeyondConfig:
+    """`beyond`: a second ladder past the book, off by default (ladder: []). Its row 0 is the main ladder's last row
+    (the book's design, its runs reused); each flag of `ladder` then switches one more setting, on top of the row
+    before, to its value in `model` (ModelConfig fields) or `train` (TrainConfig fields). The values are checked
+    as the rows resolve (pipeline/params.py), where the main model's are known."""
+    ladder: list = field(default_factory=list)      # the flags in the order the rows switch them; [] is off
+    model: dict = field(default_factory=dict)       # flag → value, for ModelConfig's flags
+    train: dict = field(default_factory=dict)       # flag → value, for TrainConfig's (optimizer: muon)
+
+    def __post_init__(self) -> None:
+        for name, cls in (("model", ModelConfig), ("train", TrainConfig)):
+            values = getattr(self, name)
+            if not isinstance(values, Mapping):
+                raise ConfigError(f"{name}: must be a mapping of flag: value, got {values!r}")
+            known = [f.name for f in fields(cls) if f.name != "vocab_size"]
+            check_keys(values, name, known)
+        given = [*self.model, *self.train]
+        if not isinstance(self.ladder, list) or any(f not in given for f in self.ladder) \
+                or len(set(self.ladder)) != len(self.ladder):
+            raise ConfigError(f"ladder={self.ladder!r}: must list flags given a value under beyond.model or "
+                              f"beyond.train ({', '.join(given) or 'none given'}), each once; [] switches it off")
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return {**self.model, **self.train}
+
+
 TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
 
 
@@ -216,4 +244,5 @@ CLASSES: dict[str, type] = {
     "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
     "baseline": ModelConfig, "ladder": LadderConfig, "train": TrainConfig, "launch": LaunchConfig,
     "ablation": AblationConfig, "sweep": SweepConfig, "serve": ServeConfig, "report": ReportConfig,
+    "beyond": BeyondConfig,
 }

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import ConfigError
-from .choices import COMPILE_MODES, DEVICES, DTYPES
+from .choices import COMPILE_MODES, DEVICES, DTYPES, OPTIMIZERS
 from .validate import check_choice, check_number, check_positive, check_types, from_dict
 
 
@@ -22,7 +22,8 @@ class TrainConfig:
     lr: float = 3e-3               # peak learning rate
     min_lr: float = 3e-4           # cosine decays to this
     warmup_iters: int = 20         # linear warm-up steps
-    weight_decay: float = 0.1      # AdamW decay, matrices only
+    weight_decay: float = 0.1      # decoupled decay, matrices only (AdamW's, and Muon's)
+    optimizer: str = "adamw"       # OPTIMIZERS: 'adamw' | 'muon' (Muon on the blocks' matrices, AdamW on the rest)
     beta1: float = 0.9
     beta2: float = 0.99
     grad_clip: float = 1.0         # max global grad norm; 0 turns clipping off
@@ -47,6 +48,7 @@ class TrainConfig:
         for name in ("beta1", "beta2"):
             if not 0 <= getattr(self, name) < 1:
                 raise ConfigError(f"{name}={getattr(self, name)}: must be in [0, 1)")
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
         check_choice("device", self.device, DEVICES)
         check_choice("compile", self.compile, COMPILE_MODES)
         check_choice("dtype", self.dtype, DTYPES)

@@ -18,7 +18,7 @@ from .errors import ConfigError
 
 # Every section params.yaml may have (a typo such as `modle:` is an error, not an ignored section).
 SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "launch", "ablation",
-            "sweep", "serve", "report")
+            "sweep", "beyond", "serve", "report")
 
 
 def read_yaml(path: str | Path) -> Any:

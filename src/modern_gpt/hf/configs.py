@@ -496,6 +496,10 @@ def normalise(raw: dict) -> Arch:
     if quant is not None and not isinstance(quant, dict):
         raise ConfigError(f"quantization_config={quant!r}: must be a mapping")
     qpas = cfg.get("query_pre_attn_scalar", d.get("query_pre_attn_scalar"))
+    final_cap = cfg.get("final_logit_softcapping")      # import-config carries it as logit_softcap
+    if final_cap is not None and (isinstance(final_cap, bool) or not isinstance(final_cap, (int, float))
+                                  or not 0 < final_cap < float("inf")):
+        raise ConfigError(f"{prefix}final_logit_softcapping={final_cap!r}: must be a positive number, or null (off)")
     return Arch(
         family=family, n_layer=n_layer, n_embd=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
         head_dim_read=head_dim_read, hidden=inter, vocab_size=vocab, max_positions=max_pos, tied=bool(tied),
@@ -503,7 +507,7 @@ def normalise(raw: dict) -> Arch:
         post_norms=fam["post_norms"], pos=fam["pos"], rope_base=float(base) if fam["pos"] == "rope" else None,
         rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, biases=bias,
         qk_norm_kind=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
-        final_softcap=cfg.get("final_logit_softcapping"), query_pre_attn_scalar=qpas, prefix=prefix,
+        final_softcap=final_cap, query_pre_attn_scalar=qpas, prefix=prefix,
         defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden), mla=mla,
         rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,
         unmodelled=unmodelled(cfg, prefix, fam),

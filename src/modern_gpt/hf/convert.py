@@ -3,7 +3,8 @@
 Three HF classes cover the ladder's end points: the Step 1 baseline is GPT-2 (exact GELU), the
 modern design is Llama (pre-norm RMSNorm, RoPE, SwiGLU, any number of K/V heads), and the modern
 design with QK-norm is Qwen3. `hf_class(cfg)` names the class a config maps to, or raises a
-one-line `ConfigError` naming the flag no class here represents.
+one-line `ConfigError` naming the flag no class here represents. The head goes either way in all three:
+tie_embeddings is tie_word_embeddings, and an untied head travels as its own `lm_head.weight`.
 
 Two layouts differ from ours:
 - GPT-2 keeps its projections in `Conv1D`, whose weight is (in, out): the transpose of nn.Linear's;
@@ -64,6 +65,14 @@ def hf_class(cfg: ModelConfig) -> str:
     if cfg.pos == "none":
         raise ConfigError("pos='none' (NoPE): no Hugging Face class here runs without a position signal "
                           "(GPT-2 learns positions, Llama and Qwen3 use RoPE)")
+    if cfg.mlp == "relu2":
+        raise ConfigError("mlp='relu2': no Hugging Face class here has a ReLU² MLP (GPT-2 uses GELU, "
+                          "Llama and Qwen3 SwiGLU)")
+    if cfg.logit_softcap > 0:                   # the classes would load and run, with other logits: refuse
+        raise ConfigError(f"logit_softcap={cfg.logit_softcap:g}: no Hugging Face class here soft-caps its logits "
+                          "(Llama, Qwen3 and GPT-2 do not; Gemma 2's final_logit_softcapping does, but Gemma 2 also "
+                          "has a GeGLU MLP, a second norm after each sublayer, embeddings scaled by sqrt(n_embd), "
+                          "soft-capped attention scores and sliding-window layers)")
     if cfg.pos == "learned":                                     # GPT-2 or nothing
         if cfg.norm != "layernorm":
             raise ConfigError(f"pos='learned' with norm={cfg.norm!r}: no Hugging Face class here has RMSNorm "
@@ -99,12 +108,12 @@ def hf_class(cfg: ModelConfig) -> str:
 
 
 def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
-    """The HF config object for `cfg` (tied embeddings, no special tokens)."""
+    """The HF config object for `cfg` (the head tied or not as cfg.tie_embeddings says, no special tokens)."""
     transformers = _transformers()
     name = hf_class(cfg)
     extra = {"attn_implementation": attn_implementation} if attn_implementation else {}
-    common = dict(vocab_size=cfg.vocab_size, tie_word_embeddings=True, bos_token_id=None, eos_token_id=None,
-                  pad_token_id=None, architectures=[name], **extra)
+    common = dict(vocab_size=cfg.vocab_size, tie_word_embeddings=cfg.tie_embeddings, bos_token_id=None,
+                  eos_token_id=None, pad_token_id=None, architectures=[name], **extra)
     if name == GPT2:
         return transformers.GPT2Config(
             n_positions=cfg.block_size, n_embd=cfg.n_embd, n_layer=cfg.n_layer, n_head=cfg.n_head,
@@ -137,16 +146,13 @@ def config_from_hf(conf: Any, approximate_gelu: bool = False) -> ModelConfig:
     """Our ModelConfig for an HF config (object or config.json dict); refuses what we cannot compute.
 
     approximate_gelu: accept GPT-2's tanh GELU ('gelu_new', the real GPT-2 checkpoints) and run it as
-    exact GELU; logits then differ slightly from HF's.
+    exact GELU; logits then differ slightly from HF's. tie_word_embeddings (left out: GPT-2 ties, Llama and
+    Qwen3 do not) becomes tie_embeddings.
     """
     conf = conf if isinstance(conf, dict) else conf.to_dict()     # a transformers config object: its dict
     arch = arch_of(conf)                                # the class first: normalise reads any family
     a = normalise(conf)
-    cfg = _config_from_hf(conf, arch, a, approximate_gelu)     # the layout's refusals first, then the tie
-    if not a.tied:                                     # defaults: GPT-2 ties, the others not
-        raise ConfigError("tie_word_embeddings=False: this model ties lm_head to the token embedding "
-                          "(it has no separate output matrix)")
-    return cfg
+    return dataclasses.replace(_config_from_hf(conf, arch, a, approximate_gelu), tie_embeddings=a.tied)
 
 
 def _config_from_hf(conf: dict, arch: str, a: Arch, approximate_gelu: bool) -> ModelConfig:
@@ -207,9 +213,10 @@ def _permute_heads(w: torch.Tensor, n_heads: int, d: int, perm: torch.Tensor) ->
 
 
 def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Our state dict → the HF class's (lm_head tied, so included as the token matrix)."""
+    """Our state dict → the HF class's; lm_head is the token matrix when tied, its own matrix when not."""
     name = hf_class(cfg)
     out: dict[str, torch.Tensor] = {}
+    head = sd["tok_emb.weight" if cfg.tie_embeddings else "lm_head.weight"]
     if name == GPT2:
         out["transformer.wte.weight"] = sd["tok_emb.weight"]
         out["transformer.wpe.weight"] = sd["pos.table.weight"]
@@ -225,7 +232,7 @@ def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torc
                 out[h + theirs + ".weight"] = sd[o + ours + ".weight"].t().contiguous()
                 out[h + theirs + ".bias"] = sd[o + ours + ".bias"]
         out["transformer.ln_f.weight"], out["transformer.ln_f.bias"] = sd["norm_f.weight"], sd["norm_f.bias"]
-        out["lm_head.weight"] = sd["tok_emb.weight"]
+        out["lm_head.weight"] = head
         return out
     d, perm = cfg.head_dim, _halves(cfg.head_dim)
     out["model.embed_tokens.weight"] = sd["tok_emb.weight"]
@@ -245,21 +252,25 @@ def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torc
             out[h + "self_attn.q_norm.weight"] = sd[o + "attn.q_norm.weight"][perm]
             out[h + "self_attn.k_norm.weight"] = sd[o + "attn.k_norm.weight"][perm]
     out["model.norm.weight"] = sd["norm_f.weight"]
-    out["lm_head.weight"] = sd["tok_emb.weight"]
+    out["lm_head.weight"] = head
     return out
 
 
 def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The HF class's state dict → ours; the inverse of to_hf_state. Refuses an untied lm_head."""
+    """The HF class's state dict → ours; the inverse of to_hf_state. A tied cfg refuses an lm_head.weight
+    other than the token matrix (transformers would then run that head: the file says tied, the weights not)."""
     hf = dict(sd)
     name = hf_class(cfg)
     emb_key = "transformer.wte.weight" if name == GPT2 else "model.embed_tokens.weight"
     if emb_key not in hf:
         raise DataError(f"weights: {emb_key} is missing")
     head = hf.pop("lm_head.weight", None)
-    if head is not None and head.data_ptr() != hf[emb_key].data_ptr() and not torch.equal(head, hf[emb_key]):
-        raise ConfigError("tie_word_embeddings=False with a different lm_head: this model ties lm_head to the "
-                          "token embedding")
+    if not cfg.tie_embeddings and head is None:
+        raise DataError("weights: lm_head.weight is missing (tie_word_embeddings=False: the head is its own matrix)")
+    if cfg.tie_embeddings and head is not None and head.data_ptr() != hf[emb_key].data_ptr() \
+            and not torch.equal(head, hf[emb_key]):
+        raise ConfigError(f"tie_word_embeddings=True with an lm_head.weight unlike {emb_key}: the config ties the "
+                          "head, the weights do not; set tie_word_embeddings to false to import the separate head")
     out: dict[str, torch.Tensor] = {}
     take = lambda k: hf.pop(k)                          # noqa: E731
     try:
@@ -304,7 +315,7 @@ def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, to
     left = [k for k in hf if not k.endswith(IGNORED_SUFFIXES)]
     if left:
         raise ConfigError(f"weights: {len(left)} tensor(s) this model has no place for, e.g. {left[0]}")
-    out["lm_head.weight"] = out["tok_emb.weight"]
+    out["lm_head.weight"] = out["tok_emb.weight"] if cfg.tie_embeddings else head
     return out
 
 

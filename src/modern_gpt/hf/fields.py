@@ -60,7 +60,7 @@ FIELDS: dict[str, tuple[str, str]] = {
     "_sliding_window_pattern": ("every Nth layer is full attention (Gemma 3, as saved by newer versions)", NM),
     "query_pre_attn_scalar": ("queries are scaled by 1/sqrt(this) instead of 1/sqrt(head_dim)", NM),
     "attn_logit_softcapping": ("attention scores squashed by cap·tanh(score/cap)", NM),
-    "final_logit_softcapping": ("output logits squashed by cap·tanh(logit/cap)", NM),
+    "final_logit_softcapping": ("output logits squashed by cap·tanh(logit/cap); null = off", "logit_softcap"),
     "cache_implementation": ("which KV-cache class generation uses by default", NM),
     "use_cache": ("keep past keys and values while generating", NM),
     "scale_attn_weights": ("divide attention scores by sqrt(head_dim) (GPT-2)", NM),
@@ -76,7 +76,8 @@ FIELDS: dict[str, tuple[str, str]] = {
     "partial_rotary_factor": ("fraction of each head's dimensions RoPE rotates", NM),
     "original_max_position_embeddings": ("the context length before RoPE scaling extended it", NM),
     # embeddings and output
-    "tie_word_embeddings": ("the output head reuses the embedding table (no separate lm_head)", NM),
+    "tie_word_embeddings": ("whether the output head reuses the embedding table (false: a separate lm_head)",
+                            "tie_embeddings"),
     "initializer_range": ("std of the random initial weights", NM),
     "pretraining_tp": ("tensor-parallel degree used in pretraining (Llama; 1 = exact)", NM),
     # tokens

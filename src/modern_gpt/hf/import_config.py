@@ -1,8 +1,9 @@
 """`model_section(config)`: a params.yaml `model:` section with a real model's architecture at a toy size.
 
-The flags (norm, pos, mlp, bias, qk_norm, norm_placement, the query:K/V head ratio) come from the config;
-the size defaults to params.yaml's CPU recipe (4 layers, 128 wide, 4 heads, 64 context). What the model
-does that our flags cannot say comes back as a list of sentences.
+The flags (norm, pos, mlp, bias, qk_norm, norm_placement, the query:K/V head ratio, tie_embeddings from
+tie_word_embeddings, logit_softcap from final_logit_softcapping) come from the config; the size defaults to
+params.yaml's CPU recipe (4 layers, 128 wide, 4 heads, 64 context). What the model does that our flags cannot
+say comes back as a list of sentences.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         norm_placement="pre", pos=a.pos, rope_base=a.rope_base if a.rope_base else 10000.0, mlp=mlp,
         mlp_multiple=64, mlp_hidden=max(1, round(width / a.n_embd * size["n_embd"])),
         bias=a.biases == "all", qk_norm=a.qk_norm_kind != "none",
+        tie_embeddings=a.tied, logit_softcap=float(a.final_softcap or 0.0),
     )
     if a.head_dim * a.n_head != a.n_embd and a.mla is None:
         missing.append(f"head_dim {a.head_dim} wider/narrower than hidden/heads ({a.n_embd}/{a.n_head}); "
@@ -92,14 +94,10 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         missing.append(f"a second RoPE base {a.rope_local_base:g} for the sliding-window layers")
     if a.attn_softcap:
         missing.append(f"attention logit soft-capping at {a.attn_softcap:g}")
-    if a.final_softcap:
-        missing.append(f"final logit soft-capping at {a.final_softcap:g}")
     if a.query_pre_attn_scalar and a.query_pre_attn_scalar != a.head_dim:
         missing.append(f"query_pre_attn_scalar {a.query_pre_attn_scalar:g} (queries scaled by 1/sqrt of it, "
                        f"not of head_dim {a.head_dim})")
     if a.family.startswith("gemma"):
         missing.append("embeddings scaled by sqrt(hidden_size); RMSNorm weights stored as 1 + w")
-    if not a.tied:
-        missing.append("an untied output head (our model ties it to the embedding)")
     ModelConfig.from_dict({**section, "vocab_size": 48})      # the section must build a model
     return section, missing

@@ -181,17 +181,23 @@ class Attention(nn.Module):
 
 # ----------------------------------------------------------------------------------------- MLPs
 
-class MLP(nn.Module):
-    """Step 1's feed-forward: 4·d hidden units (or cfg.mlp_hidden), GELU."""
+def relu2(x: torch.Tensor) -> torch.Tensor:
+    """ReLU, squared: zero below 0, x² above (So et al. 2021's Primer; nanochat's and modded-nanogpt's MLP)."""
+    return F.relu(x).square()
 
-    def __init__(self, cfg: ModelConfig):
+
+class MLP(nn.Module):
+    """Two matrices around an activation: Step 1's GELU, or ReLU², each 4·d hidden units (or cfg.mlp_hidden)."""
+
+    def __init__(self, cfg: ModelConfig, act=F.gelu):
         super().__init__()
         self.up = nn.Linear(cfg.n_embd, cfg.hidden, bias=cfg.bias)
         self.down = nn.Linear(cfg.hidden, cfg.n_embd, bias=cfg.bias)
+        self.act = act
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.down(F.gelu(self.up(x))))
+        return self.dropout(self.down(self.act(self.up(x))))
 
 
 class SwiGLU(nn.Module):
@@ -208,7 +214,8 @@ class SwiGLU(nn.Module):
         return self.dropout(self.down(F.silu(self.gate(x)) * self.up(x)))
 
 
-MLPS = registered("mlp", choices.MLPS, {"gelu": MLP, "swiglu": SwiGLU})     # hidden widths: choices.MLP_HIDDEN
+MLPS = registered("mlp", choices.MLPS, {                  # hidden widths: choices.MLP_HIDDEN
+    "gelu": MLP, "swiglu": SwiGLU, "relu2": lambda cfg: MLP(cfg, act=relu2)})
 
 
 # ----------------------------------------------------------------------------------------- block
@@ -253,7 +260,8 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.norm_f = make_norm(cfg, cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
-        self.lm_head.weight = self.tok_emb.weight        # tied: one matrix reads and writes tokens
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.tok_emb.weight    # tied: one matrix reads and writes tokens
         self.apply(self._init_weights)
         for name, p in self.named_parameters():          # residual outputs scaled down with depth (GPT-2)
             if name.endswith(("o_proj.weight", "down.weight")):
@@ -267,10 +275,14 @@ class GPT(nn.Module):
             nn.init.zeros_(module.bias)
 
     def num_params(self, non_embedding: bool = False) -> int:
-        """All parameters (the tied token matrix once), or without the token and position tables."""
+        """All parameters (a tied token matrix once, an untied head besides it), or the non-embedding ones:
+        without the vocabulary-sized matrices (the token table, and the output head when it is untied) and the
+        position table, as Kaplan et al. (2020) count N."""
         n = sum(p.numel() for p in self.parameters())
         if non_embedding:
             n -= self.tok_emb.weight.numel() + sum(p.numel() for p in self.pos.parameters())
+            if not self.cfg.tie_embeddings:
+                n -= self.lm_head.weight.numel()
         return n
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, cache: KVCache | None = None):
@@ -287,6 +299,8 @@ class GPT(nn.Module):
         if cache is not None:
             cache.length += T
         logits = self.lm_head(self.norm_f(x))            # (B, T, vocab_size)
+        if self.cfg.logit_softcap > 0:                   # smoothly bounded to (-cap, cap): no logit runs away
+            logits = self.cfg.logit_softcap * torch.tanh(logits / self.cfg.logit_softcap)
         if targets is None:
             return logits, None
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))

@@ -12,16 +12,24 @@ NAMES: dict[tuple[str, Any], str] = {
     ("bias", False): "no bias", ("bias", True): "bias",
     ("qk_norm", True): "QK-norm", ("qk_norm", False): "no QK-norm",
     ("norm_placement", "pre"): "pre-norm", ("norm_placement", "post"): "post-norm",
+    # past the book (params.yaml's beyond:)
+    ("mlp", "relu2"): "ReLU²",
+    ("tie_embeddings", False): "untied head", ("tie_embeddings", True): "tied head",
+    ("logit_softcap", 0.0): "no logit soft-cap",
+    ("optimizer", "muon"): "Muon", ("optimizer", "adamw"): "AdamW",
 }
 BASELINE = "Step 1 baseline"
+BOOK = "the book's design"          # the second ladder's row 0: the main ladder's last row
 
 
 def change_name(flag: str, value: Any, n_head: int) -> str:
-    """'RMSNorm', 'GQA (kv=2)', 'MQA (kv=1)', 'multi-head', or 'flag=value'."""
+    """'RMSNorm', 'GQA (kv=2)', 'MQA (kv=1)', 'multi-head', 'logit soft-cap 15', or 'flag=value'."""
     if flag == "n_kv_head":
         if value == n_head:
             return "multi-head"
         return f"{'MQA' if value == 1 else 'GQA'} (kv={value})"
+    if flag == "logit_softcap" and value:
+        return f"logit soft-cap {value:g}"
     return NAMES.get((flag, value), f"{flag}={value}")
 
 

@@ -6,10 +6,10 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Sequence
 
-from ..config import ModelConfig
-from ..config.sections import LadderConfig
+from ..config import ModelConfig, TrainConfig
+from ..config.sections import BeyondConfig, LadderConfig
 from ..core.errors import ConfigError
-from .labels import BASELINE, revert_label, row_label
+from .labels import BASELINE, BOOK, revert_label, row_label
 
 # The book's modern design, flag by flag, and the order in which it adds the changes.
 MODERN: dict[str, Any] = dict(norm="rmsnorm", pos="rope", mlp="swiglu", bias=False, n_kv_head=2, qk_norm=True)
@@ -22,6 +22,7 @@ class Row:
     label: str           # what a reader sees: 'Step 1 baseline', '+ RMSNorm', '+ GQA (kv=2)'
     config: ModelConfig
     changed: bool        # False when the flag's baseline and model values agree ("no change")
+    train: TrainConfig | None = None    # None: params.yaml's train:; the second ladder's rows may switch its flags
 
 
 def switch(cfg: ModelConfig, flag: str, value: Any, target: ModelConfig) -> ModelConfig:
@@ -64,3 +65,26 @@ def leave_one_out(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str
     """The full model with one change reverted to its baseline value, for each flag."""
     return [Row(f"loo_{flag}", revert_label(flag, getattr(model, flag), model.n_head),
                 switch(model, flag, getattr(baseline, flag), baseline), True) for flag in flags]
+
+
+def beyond(full: Row, train: TrainConfig, spec: BeyondConfig) -> list[Row]:
+    """The second ladder: row 0 the main ladder's last row (`full`, whose runs it reuses: same slug), then each
+    flag of spec.ladder switched to its value in spec.model or spec.train, on top of the row before. [] when off."""
+    if not spec.ladder:
+        return []
+    rows = [Row(full.slug, BOOK, full.config, True, train)]
+    cfg = full.config
+    for flag in spec.ladder:
+        section = "model" if flag in spec.model else "train"
+        value = spec.values[flag]
+        try:
+            if section == "model":
+                before, cfg = getattr(cfg, flag), switch(cfg, flag, value, cfg)
+                now = getattr(cfg, flag)
+            else:
+                before, train = getattr(train, flag), TrainConfig.from_dict({**train.to_dict(), flag: value}, "train")
+                now = getattr(train, flag)
+        except ConfigError as e:
+            raise ConfigError(f"beyond.{section}.{str(e).removeprefix('train.')}") from None
+        rows.append(Row(f"beyond_{flag}", row_label(flag, now, cfg.n_head, before != now), cfg, before != now, train))
+    return rows

@@ -1,4 +1,4 @@
-"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep), checked
+"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep, beyond), checked
 strictly: each section alone by its config class (config/), then against the others (a leave-one-out flag must
 be a ladder flag, the grid's seeds the main table's).
 """
@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import CLASSES, AblationConfig, LadderConfig, LaunchConfig, SweepConfig, section
+from ..config.sections import CLASSES, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, SweepConfig, section
 from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
-from .ladder import Row, ladder, leave_one_out
+from .ladder import Row, beyond, ladder, leave_one_out
 
-SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep")
+SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond")
+OPTIONAL = ("launch", "ablation", "sweep", "beyond")
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 
 
@@ -31,6 +32,7 @@ class Params:
     ablation: AblationConfig
     launch: LaunchConfig = LaunchConfig()
     sweep: SweepConfig = SweepConfig()
+    beyond: BeyondConfig = BeyondConfig()
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -47,6 +49,10 @@ class Params:
     def leave_one_out(self, vocab_size: int) -> list[Row]:
         return leave_one_out(*self.configs(vocab_size), self.ablation.leave_one_out)
 
+    def beyond_rows(self, vocab_size: int) -> list[Row]:
+        """The second ladder's rows (beyond:), row 0 the main ladder's last; [] when it is off."""
+        return beyond(self.rows(vocab_size)[-1], self.train, self.beyond)
+
 
 def _mapping(raw: dict, name: str) -> dict:
     value = raw[name]
@@ -56,7 +62,7 @@ def _mapping(raw: dict, name: str) -> dict:
 
 
 def parse(raw: Any) -> Params:
-    s = params_file.sections(raw, SECTIONS, optional=("launch", "ablation", "sweep"))
+    s = params_file.sections(raw, SECTIONS, optional=OPTIONAL)
     model = _mapping(s, "model")
     check_keys(model, "model", MODEL_KEYS)
     ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
@@ -86,11 +92,15 @@ def parse(raw: Any) -> Params:
     ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
     params = Params(model=dict(model), baseline=dict(baseline), ladder=ladder_, seeds=list(seeds),
-                    train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]))
-    params.rows(vocab_size=1)                                   # the ladder must resolve, now
+                    train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]),
+                    beyond=section(BeyondConfig, s["beyond"], "beyond"))
+    params.rows(vocab_size=1)                                   # the ladders must resolve, now
     params.leave_one_out(vocab_size=1)
+    full = params.rows(vocab_size=1)[-1]                        # the second ladder's values, even when it is off
+    beyond(full, train, dataclasses.replace(params.beyond, ladder=params.beyond.ladder or list(params.beyond.values)))
     check_launch(params.launch, train.batch_size)
-    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows, seeds))
+    beyond_slugs = [f"beyond_{flag}" for flag in params.beyond.ladder]
+    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds))
 
 
 def check_launch(launch: LaunchConfig, batch_size: int) -> None:
@@ -103,11 +113,12 @@ def check_launch(launch: LaunchConfig, batch_size: int) -> None:
 
 def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
     """The learning-rate grid (config.sections.SweepConfig), checked against the ladder and the seeds: its rows
-    are ladder rows (kept in ladder order), its seeds the main table's (its runs at train.lr are those)."""
+    are ladder rows, the second ladder's (beyond_<flag>) included when it is on, kept in ladder order; its seeds
+    the main table's (its runs at train.lr are those)."""
     sweep = section(SweepConfig, raw, "sweep")
     covered = sweep.rows
     if not isinstance(covered, list) or any(r not in rows for r in covered) or len(set(covered)) != len(covered):
-        raise ConfigError(f"sweep.rows={sweep.rows!r}: must list rows of the ladder ({', '.join(rows)}), each once")
+        raise ConfigError(f"sweep.rows={sweep.rows!r}: must list rows of the ladders ({', '.join(rows)}), each once")
     if sweep.on and (not sweep.seeds or set(sweep.seeds) - set(seeds)):
         raise ConfigError(f"sweep.seeds={sweep.seeds!r}: must list seeds of the main table ({seeds}), at least "
                           "one; the grid's runs at train.lr are the main table's (sweep.lr=[] switches the grid off)")
@@ -123,7 +134,7 @@ def check_all(raw: dict) -> Params:
     before anything trains: the other stages' sections each by its class, then the ladder's, then what ties
     them (serve.run_seed must be one of seeds)."""
     checked = {name: section(CLASSES[name], raw.get(name), name) for name in STAGE_SECTIONS}
-    p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in ("launch", "ablation", "sweep")})
+    p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in OPTIONAL})
     serve = checked["serve"]
     if serve.run_seed not in p.seeds:
         raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")

@@ -38,15 +38,23 @@ def collect(listing: dict, meta: dict, floor: dict | None, section: Any, records
         above = rows[rows.index(original) - 1] if original is not rows[0] else None
         ref = next((x.again for x in reruns if above is not None and x.original is above), above)
         reruns.append(Rerun(original, row_result(r["slug"], r["label"], records(r["slug"], seeds), ref, **rule)))
-    sweep = sweep_rows(listing["sweep"], by_slug, records, s.spike_threshold)
+    listed = listing.get("beyond", [])
+    beyond = ladder_results([(r["slug"], r["label"], records(r["slug"], seeds)) for r in listed], **rule)
+    grid = sweep_rows(listing["sweep"], {**{r.slug: r for r in beyond}, **by_slug}, records, s.spike_threshold)
+    sweep = [r for r in grid if r.row.slug in by_slug]           # the main ladder's rows, in ablation.md
+    beyond_sweep = [r for r in grid if r.row.slug not in by_slug]  # the second ladder's, in beyond.md
     info = provenance(meta, rows, floor, match_params=listing["match_params"],
                       hf_classes=[(r["label"], r["hf_class"]) for r in listing["rows"]],
                       others=[*([aa] if aa else []), *loo, *(x.again for x in reruns),
                               *(row_result(c.runs[0].row, f"{r.row.label} at lr {c.lr:g}", c.runs)
                                 for r in sweep for c in r.cells if not c.main)])
+    beyond_info = provenance(meta, beyond, floor, match_params=listing["match_params"],
+                             hf_classes=[(r["label"], r["hf_class"]) for r in listed]) if beyond else {}
     return Results(rows, s, info, aa=aa, loo=loo, reruns=reruns, perturbation=listing["rerun_perturbation"],
                    sweep=sweep, pairs=at_best(sweep, rows, confidence=s.confidence, band_sds=s.borderline),
-                   uniform=math.log(meta["vocab_size"]), serve=served)
+                   uniform=math.log(meta["vocab_size"]), serve=served, beyond=beyond, beyond_provenance=beyond_info,
+                   beyond_sweep=beyond_sweep,
+                   beyond_pairs=at_best(grid, beyond, confidence=s.confidence, band_sds=s.borderline))
 
 
 def sweep_rows(grid: dict, by_slug: dict, records: Records, spike_threshold: float) -> list[SweepRow]:

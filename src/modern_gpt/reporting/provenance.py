@@ -52,6 +52,21 @@ def speed_line(runs: list) -> str:
     return "; ".join(parts) if len(settings) == 1 else "**runs differ**: " + "; ".join(parts)
 
 
+def optimizer_line(rows: list[RowResult]) -> str:
+    """Which optimiser trained the rows: fused AdamW, and where train.optimizer is muon, Muon on the blocks'
+    matrices (naming the rows that use it when not all do)."""
+    labels = [r.label for r in rows]
+    muon = [r.label for r in rows if r.runs[0].train.optimizer == "muon"]
+    text = ("Muon on the blocks' matrices (torch.optim.Muon, each step scaled to AdamW's RMS, so the same lr "
+            "means the same), fused AdamW on the rest")
+    if not muon:
+        return "fused AdamW"
+    if muon == labels:
+        return text
+    where = f"from {muon[0]} on" if labels[-len(muon):] == muon else f"in {', '.join(muon)}"
+    return f"fused AdamW; {where}: {text}"
+
+
 def machine_line(rows: list[RowResult]) -> str:
     """What computed the runs, from their records: processor, device, threads (x torchrun's processes), torch
     build, Python. Runs from more than one machine are grouped, each with the rows it trained, and the line
@@ -93,9 +108,10 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_para
                        f"dropout {m.dropout}",
         "seeds": ", ".join(str(run.seed) for run in rows[0].runs),
         "training": f"{t.iters:,} steps × {t.batch_size} sequences × {m.block_size} tokens = {tokens:,} "
-                    f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); fused AdamW, "
+                    f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); "
                     f"lr {t.lr:g} → {t.min_lr:g} (warm-up {t.warmup_iters}, cosine), weight decay "
                     f"{t.weight_decay:g}, clip {t.grad_clip:g}",
+        "optimizer": optimizer_line(rows),
         "speed": speed_line(runs),
         "evaluation": f"{t.eval_iters * t.batch_size} fixed windows of {m.block_size} tokens per split, "
                       f"every {t.eval_interval} steps and at the end",

@@ -352,7 +352,7 @@ def stability_sentence(pair: AtBest) -> str:
     return " ".join(out)
 
 
-def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_name: str, base_lr: float,
+def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_name: str | None, base_lr: float,
                   uniform: float | None) -> list[str]:
     seeds = ", ".join(str(r.seed) for r in rows[0].cells[0].runs)
     body = []
@@ -369,8 +369,9 @@ def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_n
                        uniform=W.SWEEP_UNIFORM.format(uniform=uniform) if uniform is not None else ""),
         tabulate(body, headers=head, tablefmt="pipe", colalign=["left", "right", "right", "right", "right", "right",
                                                                  "left"], disable_numparse=True),
-        f"![validation loss against learning rate, mean and seed range]({plot_name})",
     ]
+    if plot_name:
+        text.append(f"![validation loss against learning rate, mean and seed range]({plot_name})")
     for pair in pairs:
         if pair.vs is None:
             text.append(W.PAIR_NONE.format(row=pair.row.row.label, ref=pair.ref.row.label))
@@ -462,6 +463,39 @@ class Report:
 CURVES_PLOT, SWEEP_PLOT = "val_curves.png", "lr_sweep.png"      # the plots beside the report
 
 
+def table_note(s: Settings) -> str:
+    return (W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band=s.borderline, no_effect=NO_EFFECT,
+                                equivalence=2 * s.confidence - 1, not_shown=NOT_SHOWN)
+            + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
+
+
+def build_beyond(results: Results) -> str:
+    """reports/beyond.md: the second ladder (row 0 the book's design, each row against the row above), judged by
+    the main table's rule and seeds."""
+    rows, s = list(results.beyond), results.settings
+    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
+                   band=s.borderline)
+    parts = [
+        W.BEYOND_TITLE,
+        W.BEYOND_INTRO,
+        "## Provenance",
+        tabulate(list(results.beyond_provenance.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        "## Ablation",
+        *warnings(rows, s),
+        f"**Rule.** {rule(s.confidence)}",
+        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence),
+        table_note(s),
+        W.BEYOND_FULL.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
+                             confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
+                             params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
+    ]
+    if results.beyond_sweep:                    # its rows of the grid; the plot beside ablation.md draws them too
+        parts += sweep_section(list(results.beyond_sweep), list(results.beyond_pairs), s, None,
+                               rows[0].runs[0].train.lr, results.uniform)
+    parts.append(f"¹ {SEEDS_NEEDED_METHOD}")
+    return "\n\n".join(parts) + "\n"
+
+
 def build(results: Results) -> Report:
     """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
     A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model),
@@ -488,8 +522,7 @@ def build(results: Results) -> Report:
         *warnings(rows, s),
         f"**Rule.** {rule(s.confidence)}",
         markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
-        W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band=s.borderline, no_effect=NO_EFFECT,
-                            equivalence=2 * s.confidence - 1, not_shown=NOT_SHOWN),
+        table_note(s),
         W.FULL_MODEL.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
                             confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
                             params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),

@@ -102,3 +102,8 @@ class Results:
     pairs: list = ()                            # sweep.AtBest: covered rows compared at their best rates
     uniform: float | None = None                # ln(vocab): the loss of guessing every token equally
     serve: list[dict] = ()                      # each row's serve stage record, in row order
+    beyond: list[RowResult] = ()                # the second ladder (beyond:): row 0 the book's design, each row
+                                                # against the row above; () when it is off
+    beyond_provenance: dict[str, str] = field(default_factory=dict)
+    beyond_sweep: list = ()                     # the grid's rows of the second ladder (sweep.rows: beyond_<flag>)
+    beyond_pairs: list = ()                     # and their comparisons at the best rates

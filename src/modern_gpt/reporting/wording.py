@@ -20,8 +20,19 @@ TABLE_NOTE = (
     "(whatever the change does, it is smaller than the seeds' own scatter), **{not_shown}** when the seeds "
     "can show neither that nor a change; a row of the second kind, and a borderline row, says about how many "
     "seeds would settle its effect as a change, or that none would.¹")
+PARAMS_NOTE = ("params counts every weight, a tied token matrix once; Δ params is against the row above, and ≠ marks "
+               "a row whose non-embedding parameters (all but the token table, an untied output head and the "
+               "position table) differ from that row's by more than {tolerance:.0%}.")
 FULL_MODEL = ("**Full model against the baseline:** Δ val {effect} (spread {spread}, range {range}, {confidence:.0%} "
               "CI {interval}): {verdict}; params {params_from} → {params_to}.")
+
+BEYOND_TITLE = "# Beyond the book: the changes models made after it"
+BEYOND_INTRO = ("Written by `dvc repro` (stage `report`) when params.yaml's `beyond.ladder` lists flags; do not edit "
+                "by hand. Row 0 is the book's design, the last row of `reports/ablation.md`, on the same runs; each "
+                "row below switches one more setting on top of the row above it, at the same shape, on the same "
+                "seeds and batches, judged by the same rule.")
+BEYOND_FULL = ("**Every change against the book's design:** Δ val {effect} (spread {spread}, range {range}, "
+               "{confidence:.0%} CI {interval}): {verdict}; params {params_from} → {params_to}.")
 
 # ------------------------------------------------------------------------------------- warnings
 

@@ -49,7 +49,7 @@ class Stacked:
         self.skeleton = copy.deepcopy(models[0]).to("meta")
         self.train_losses = vmap(self._loss)                   # each seed its own batch: (seeds, B, T)
         self.eval_losses = vmap(self._loss, in_dims=(0, 0, None, None))   # every seed the same windows
-        self.optimizer = make_optimizer(self.params.values(), cfg, stacked=1)
+        self.optimizer = make_optimizer(self.params.items(), cfg, stacked=1)
         self.loss: torch.Tensor | None = None
 
     def _loss(self, p: dict, b: dict, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -104,11 +104,14 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
     model and record, in order.
 
     Eager only (train.compile is not applied here); dropout must be 0, since vmap cannot give each seed
-    the dropout masks of its separate run.
+    the dropout masks of its separate run; AdamW only (torch.optim.Muon refuses stacked matrices).
     """
     if train_cfg.compile != "none":
         raise ConfigError(f"compile={train_cfg.compile!r}: seeds batched train eagerly (use compile='none', "
                           "or train the seeds one after another to compile)")
+    if train_cfg.optimizer == "muon":
+        raise ConfigError("optimizer='muon': torch.optim.Muon steps 2-D matrices, and seeds batched stack each "
+                          "matrix 3-D (train the seeds one after another instead, as the pipeline does)")
     if model_cfg.dropout > 0:
         raise ConfigError(f"dropout={model_cfg.dropout}: training seeds batched needs dropout 0 "
                           "(train the seeds one after another instead)")

@@ -62,15 +62,49 @@ def get_lr(it: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (cfg.lr - cfg.min_lr)
 
 
-def make_optimizer(params: Iterable[torch.Tensor], cfg: TrainConfig, stacked: int = 0) -> torch.optim.AdamW:
-    """AdamW, fused (one kernel for all tensors, on CPU and CUDA alike); weight decay on matrices only
-    (not on gains, biases or other vectors). stacked: leading dimensions that stack several models' copies."""
-    params = [p for p in params if p.requires_grad]
+def make_optimizer(named: Iterable[tuple[str, torch.Tensor]], cfg: TrainConfig, stacked: int = 0):
+    """train.optimizer over the model's (name, parameter) pairs. stacked: leading dimensions that stack several
+    models' copies (batched seeds).
+
+    'adamw': AdamW, fused (one kernel for all tensors, on CPU and CUDA alike); weight decay on matrices only
+    (not on gains, biases or other vectors).
+    'muon': torch.optim.Muon on the blocks' matrices (attention and MLP projections), AdamW as above on the rest
+    (token table, output head, norms, biases), as nanochat and modded-nanogpt split them. Muon's
+    adjust_lr_fn='match_rms_adamw' scales each matrix's step to the RMS an AdamW step has, so train.lr, the
+    schedule and the grid's multiples mean the same for both; its weight decay is train.weight_decay, its
+    momentum (0.95, Nesterov) its own default."""
+    named = [(name, p) for name, p in named if p.requires_grad]
+    muon = [p for name, p in named if cfg.optimizer == "muon" and name.startswith("blocks.") and p.dim() - stacked == 2]
+    rest = [p for _, p in named if not any(p is m for m in muon)]
     groups = [
-        {"params": [p for p in params if p.dim() - stacked >= 2], "weight_decay": cfg.weight_decay},
-        {"params": [p for p in params if p.dim() - stacked < 2], "weight_decay": 0.0},
+        {"params": [p for p in rest if p.dim() - stacked >= 2], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in rest if p.dim() - stacked < 2], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)
+    adamw = torch.optim.AdamW([g for g in groups if g["params"]], lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)
+    if not muon:
+        return adamw
+    return Optimizers(torch.optim.Muon(muon, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                       adjust_lr_fn="match_rms_adamw"), adamw)
+
+
+class Optimizers:
+    """Several optimisers stepped as one (Muon on the matrices, AdamW on the rest): what the loop uses of an
+    optimiser, param_groups (the schedule sets each group's lr), step and zero_grad."""
+
+    def __init__(self, *optimizers: torch.optim.Optimizer):
+        self.optimizers = optimizers
+
+    @property
+    def param_groups(self) -> list[dict]:
+        return [g for o in self.optimizers for g in o.param_groups]
+
+    def step(self) -> None:
+        for o in self.optimizers:
+            o.step()
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for o in self.optimizers:
+            o.zero_grad(set_to_none=set_to_none)
 
 
 def fast_matmuls(device: torch.device) -> None:
@@ -127,11 +161,11 @@ class One:
     any update, then update."""
 
     def __init__(self, model: GPT, cfg: TrainConfig, device: torch.device, ranks: Ranks = Ranks(),
-                 optimizer: torch.optim.Optimizer | None = None):
+                 optimizer: torch.optim.Optimizer | Optimizers | None = None):
         self.model, self.cfg, self.device, self.ranks = model, cfg, device, ranks
         self.fast = accelerate(model, cfg, device)
         self.stepped = wrap(self.fast, device)         # DistributedDataParallel under torchrun, else fast itself
-        self.optimizer = optimizer or make_optimizer(model.parameters(), cfg)
+        self.optimizer = optimizer or make_optimizer(model.named_parameters(), cfg)
         self.loss: torch.Tensor | None = None
 
     def losses(self, x: torch.Tensor, y: torch.Tensor) -> list[float]:
