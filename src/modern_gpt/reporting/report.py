@@ -469,26 +469,33 @@ def table_note(s: Settings) -> str:
             + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
 
 
+def ladder_parts(title: str, intro: str, info: dict[str, str], rows: list[RowResult], s: Settings,
+                 full_line: str, extra: list[dict[str, str]] = ()) -> tuple[list[str], Comparison]:
+    """A ladder report's head: title, provenance, warnings, the rule, the table and its note, and the last row
+    against row 0 (full_line, a wording template); also that comparison."""
+    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
+                   band=s.borderline)
+    return [
+        title,
+        intro,
+        "## Provenance",
+        tabulate(list(info.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        "## Ablation",
+        *warnings(rows, s),
+        f"**Rule.** {rule(s.confidence)}",
+        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
+        table_note(s),
+        full_line.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
+                         confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
+                         params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
+    ], full
+
+
 def build_beyond(results: Results) -> str:
     """reports/beyond.md: the second ladder (row 0 the book's design, each row against the row above), judged by
     the main table's rule and seeds."""
     rows, s = list(results.beyond), results.settings
-    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
-                   band=s.borderline)
-    parts = [
-        W.BEYOND_TITLE,
-        W.BEYOND_INTRO,
-        "## Provenance",
-        tabulate(list(results.beyond_provenance.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
-        "## Ablation",
-        *warnings(rows, s),
-        f"**Rule.** {rule(s.confidence)}",
-        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence),
-        table_note(s),
-        W.BEYOND_FULL.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
-                             confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
-                             params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
-    ]
+    parts, _ = ladder_parts(W.BEYOND_TITLE, W.BEYOND_INTRO, results.beyond_provenance, rows, s, W.BEYOND_FULL)
     if results.beyond_sweep:                    # its rows of the grid; the plot beside ablation.md draws them too
         parts += sweep_section(list(results.beyond_sweep), list(results.beyond_pairs), s, None,
                                rows[0].runs[0].train.lr, results.uniform)
@@ -511,22 +518,7 @@ def build(results: Results) -> Report:
     if s.floor is not None:
         extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
                       "bpc": num(s.floor / LN2, 3)})
-    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
-                   band=s.borderline)
-    parts = [
-        W.TITLE,
-        W.INTRO,
-        "## Provenance",
-        tabulate(list(info.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
-        "## Ablation",
-        *warnings(rows, s),
-        f"**Rule.** {rule(s.confidence)}",
-        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
-        table_note(s),
-        W.FULL_MODEL.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
-                            confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
-                            params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
-    ]
+    parts, full = ladder_parts(W.TITLE, W.INTRO, info, rows, s, W.FULL_MODEL, extra)
     table = [csv_row(r) for r in rows]
     if aa is not None:
         c = aa.vs
