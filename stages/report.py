@@ -41,8 +41,8 @@ def main() -> None:
 
     generated = Path(meta["corpus"]["path"]) == Path(GENERATED) / "sanskrit.txt"
     floor = read_json(Path(GENERATED) / "floor.json") if generated else None
-    served = [read_json(Path(args.serve) / f"{r['slug']}.json") for r in listing["rows"]]
-    write_report(collect(listing, meta, floor, section, records, served), Path(args.out))
+    served = [[read_json(Path(args.serve) / f"{r['slug']}.json") for r in listing[rows]] for rows in ("rows", "beyond")]
+    write_report(collect(listing, meta, floor, section, records, *served), Path(args.out))
 
 
 if __name__ == "__main__":

@@ -464,3 +464,104 @@ def test_import_config_names_the_experts(name):
         assert any(m.startswith("weights stored quantised") for m in missing)
     if name == "gpt-oss-20b":
         assert any(m.startswith("attention sinks") for m in missing)
+
+
+# ---------------------------------------------------------------- sliding windows as attn_window / global_every
+def small(model_type, arch, layers=6, **kw):
+    """A small config.json of a family, written here: 6 layers, a 256-token context."""
+    return {"architectures": [arch], "model_type": model_type, "hidden_size": 64, "intermediate_size": 128,
+            "num_hidden_layers": layers, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+            "vocab_size": 100, "max_position_embeddings": 256, "rope_theta": 10000.0, **kw}
+
+
+SLIDE, FULL = "sliding_attention", "full_attention"
+
+
+@pytest.mark.parametrize("config, line", [
+    # Mistral: one window in every layer
+    (small("mistral", "MistralForCausalLM", sliding_window=16),
+     "as our flags: attn_window=16, global_every=0 (every layer local)"),
+    # Gemma 3: 5 local + 1 global (its default pattern 6, no layer_types in the file), 12 layers
+    (small("gemma3_text", "Gemma3ForCausalLM", layers=12, sliding_window=16),
+     "as our flags: attn_window=16, global_every=6 (layers 6, 12 full, the others local)"),
+    # gpt-oss: alternating, from layer_types
+    (small("gpt_oss", "GptOssForCausalLM", sliding_window=16, layer_types=[SLIDE, FULL] * 3, num_local_experts=4,
+           num_experts_per_tok=2), "as our flags: attn_window=16, global_every=2 (layers 2, 4, 6 full, the others local)"),
+    (small("qwen3", "Qwen3ForCausalLM", layers=8, use_sliding_window=True, sliding_window=16,
+           layer_types=[SLIDE, FULL] * 4),
+     "as our flags: attn_window=16, global_every=2 (layers 2, 4, 6, ... full, the others local)"),
+    # Qwen3 without layer_types: transformers slides from max_window_layers on, so layers 1-2 are full
+    (small("qwen3", "Qwen3ForCausalLM", use_sliding_window=True, sliding_window=16, max_window_layers=2),
+     "as our flags: none fits: full attention in layers 1-2 of 6 (1-based), the others a 16-token window: "
+     "global_every can only make every k-th layer full (layers k, 2k, ...), or none"),
+    (small("qwen3", "Qwen3ForCausalLM", use_sliding_window=True, sliding_window=16,
+           layer_types=[SLIDE, FULL, FULL, SLIDE, SLIDE, FULL]),
+     "as our flags: none fits: full attention in layers 2-3, 6 of 6 (1-based)"),
+    # a window as long as the context hides nothing
+    (small("mistral", "MistralForCausalLM", sliding_window=256),
+     "as our flags: attn_window=0, global_every=0 (a 256-token window hides nothing of the 256-token context)"),
+])
+def test_explain_maps_the_windows_to_our_flags(config, line):
+    lines = explain(config).splitlines()
+    assert any(l.startswith(line) for l in lines), [l for l in lines if "our flags" in l]
+    assert sum("as our flags" in l for l in lines) == 1
+
+
+def test_explain_marks_the_window_fields_with_our_flags():
+    text = explain(small("qwen3", "Qwen3ForCausalLM", use_sliding_window=True, sliding_window=16,
+                         layer_types=[SLIDE, FULL] * 3)).splitlines()
+    assert "sliding_window = 16: tokens a sliding-window layer attends to, its own included (and keeps in its KV " \
+           "cache) [model.attn_window]" in text
+    assert "layer_types = [6 entries: full_attention, sliding_attention]: per layer: full_attention or " \
+           "sliding_attention [model.global_every]" in text
+    assert "use_sliding_window = true: whether sliding_window is used at all (Qwen2/3); false = attn_window 0 " \
+           "[model.attn_window]" in text
+
+
+def test_qwen_windows_follow_max_window_layers_without_layer_types():
+    a = normalise(small("qwen3", "Qwen3ForCausalLM", use_sliding_window=True, sliding_window=16, max_window_layers=2))
+    assert a.windows == [None, None, 16, 16, 16, 16]
+    assert normalise(small("qwen3", "Qwen3ForCausalLM", use_sliding_window=True, sliding_window=16)).windows == \
+        [None] * 6                                        # max_window_layers defaults to 28: all 6 below it
+    assert normalise(small("qwen3", "Qwen3ForCausalLM", sliding_window=16, max_window_layers=0)).windows == [None] * 6
+    # Mistral's code gives every layer the window; a layer_types in its file is not read
+    assert normalise(small("mistral", "MistralForCausalLM", sliding_window=16, layer_types=[FULL] * 6)).windows == \
+        [16] * 6
+
+
+def test_chunked_attention_is_not_our_window():
+    text = explain(llama4_scout_defaults())
+    assert "chunked attention has no flag of ours: attn_window slides with each query" in text
+    assert "as our flags" not in text
+
+
+@pytest.mark.parametrize("config, flags", [
+    (small("mistral", "MistralForCausalLM", sliding_window=16), (16, 0)),
+    (small("gpt_oss", "GptOssForCausalLM", layers=4, sliding_window=16, layer_types=[SLIDE, FULL] * 2,
+           num_local_experts=4, num_experts_per_tok=2), (16, 2)),
+    (small("qwen3", "Qwen3ForCausalLM", use_sliding_window=False, sliding_window=16), (0, 0)),
+])
+def test_import_config_carries_a_window_that_fits_the_toy(config, flags):
+    section, missing = model_section(config)
+    assert (section["attn_window"], section["global_every"]) == flags
+    assert not any("sliding-window" in m for m in missing)
+    m = ModelConfig.from_dict({**section, "vocab_size": 48})
+    assert m.windows == ((None,) * 4 if not flags[0] else
+                         tuple(None if flags[1] and i % flags[1] == 0 else flags[0] for i in range(1, 5)))
+
+
+def test_import_config_says_why_a_window_is_left_out():
+    _, missing = model_section(small("mistral", "MistralForCausalLM", sliding_window=100))
+    assert "sliding-window attention (attn_window=100, global_every=0): a window not below the toy's block_size=64 " \
+           "(--block-size above 100 keeps it): full attention used" in missing
+    section, _ = model_section(small("mistral", "MistralForCausalLM", sliding_window=100), block_size=128)
+    assert section["attn_window"] == 100
+    section, missing = model_section(small("gemma3_text", "Gemma3ForCausalLM", layers=12, sliding_window=16))
+    assert section["attn_window"] == 0 and any(m.startswith(
+        "sliding-window attention (attn_window=16, global_every=6): more than the toy's n_layer=4") for m in missing)
+    assert model_section(small("gemma3_text", "Gemma3ForCausalLM", layers=12, sliding_window=16),
+                         n_layer=6)[0]["global_every"] == 6
+    section, missing = model_section(small("qwen3", "Qwen3ForCausalLM", use_sliding_window=True, sliding_window=16,
+                                           max_window_layers=2))
+    assert section["attn_window"] == 0 and any("global_every can only make every k-th layer full" in m
+                                               for m in missing)

@@ -84,9 +84,11 @@ def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
     assert "## Serving cost" in text and "## Samples" in text
     lines = [line for line in text.splitlines() if line.startswith("| + RoPE")]
     assert [c.strip() for c in lines[0].strip("|").split("|")] == [
-        "+ RoPE", "2", "2 KiB", "128 KiB", "0.50×", f"{(16 * 2**30 - 3_000_000) // (65536 * 2):,}", "5,000", "902"]
-    assert ("**+ RoPE** keeps 0.50× the KV cache of the row above (4 → 2 K/V heads), so 65,524 → 131,049 "
-            "full-context sequences fit in 16 GiB") in text
+        "+ RoPE", "2", "2 KiB", "128 KiB", "128 KiB", "0.50×", f"{(16 * 2**30 - 3_000_000) // (65536 * 2):,}",
+        "5,000", "902"]
+    assert ("**+ RoPE** keeps 0.50× the KV cache of the row above (4 K/V heads → 2 K/V heads), so 65,524 → "
+            "131,049 full-context sequences fit in 16 GiB") in text
+    assert "| attention |" not in text                              # no row has a window: no column for it
     assert "```text\nरामः वनम् 2\n```" in text and "on CPU X, 2 threads" in text
     assert "## Serving cost" not in build(Results(rows, Settings())).markdown
 
@@ -185,3 +187,20 @@ def test_sample_refuses_what_is_not_a_run_in_one_line(run_dir, capsys):
     (run / "run.json").write_text(json.dumps({"model": {**cfg, "window": 8}}))         # an unknown config key
     assert main(["sample", str(run), "--data", str(data)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_serving_section_shows_a_windows_saving_computed_and_from_the_tensor():
+    rows = ladder([[1.0, 1.01, 1.02], [0.99, 1.0, 1.01]])
+    full, windowed = served(rows, [2, 2])
+    full.update(windows=[None] * 4, kv_bytes_per_token=8192, kv_bytes_per_sequence=2048 * 256,
+                kv_bytes_tensor=2048 * 256)                 # 4 layers x 64 tokens x 2048 bytes per layer-token
+    windowed.update(windows=[16, 16, 16, None], kv_bytes_per_token=8192, kv_bytes_per_sequence=2048 * 112,
+                    kv_bytes_tensor=2048 * 112, decode_tokens_per_sec=850.0)   # 3 x 16 + 64 layer-tokens
+    text = build(Results(rows, Settings(), serve=[full, windowed])).markdown
+    line = next(x for x in text.splitlines() if x.startswith(f"| {rows[1].label}"))
+    assert [c.strip() for c in line.strip("|").split("|")] == [
+        rows[1].label, "2", "window 16 on 3 of 4 layers", "8 KiB", "224 KiB", "224 KiB", "0.44×",
+        f"{(16 * 2**30 - 3_000_000) // (2048 * 112):,}", "5,000", "850"]
+    assert ("keeps 0.44× the KV cache of the row above (2 K/V heads → 2 K/V heads, window 16 on 3 of 4 layers)"
+            in text)
+    assert "ring buffer" in text

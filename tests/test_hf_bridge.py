@@ -1,4 +1,4 @@
-"""The Hugging Face bridge: GPT-2, Llama and Qwen3 compute what our GPT computes, both ways.
+"""The Hugging Face bridge: GPT-2, Llama, Mistral and Qwen3 compute what our GPT computes, both ways.
 
 Every weight is randomised, norm gains and biases included: all-ones norms or zero biases would
 hide a missing RoPE permutation or a transposed Conv1D. float64 throughout, so a layout error
@@ -43,7 +43,17 @@ CASES = {
     "llama-untied": (dataclasses.replace(TINY, **MODERN, n_kv_head=2, tie_embeddings=False), "LlamaForCausalLM"),
     "qwen3-untied": (dataclasses.replace(TINY, **MODERN, n_kv_head=2, qk_norm=True, tie_embeddings=False),
                      "Qwen3ForCausalLM"),
+    # sliding windows of 5 tokens, the sequences 20 and 32 long: Qwen3's layer_types (layers 2 and 4 full) ...
+    "qwen3-window": (dataclasses.replace(TINY, **MODERN, n_layer=4, n_kv_head=2, qk_norm=True, attn_window=5,
+                                         global_every=2), "Qwen3ForCausalLM"),
+    "qwen3-window-local": (dataclasses.replace(TINY, **MODERN, n_layer=3, n_kv_head=1, qk_norm=True, attn_window=7,
+                                               tie_embeddings=False), "Qwen3ForCausalLM"),
+    # ... and Mistral: Llama with the one window in every layer
+    "mistral-window": (dataclasses.replace(TINY, **MODERN, n_layer=3, n_kv_head=2, attn_window=5), "MistralForCausalLM"),
+    "mistral-window-untied": (dataclasses.replace(TINY, **MODERN, attn_window=6, rope_base=500.0, tie_embeddings=False),
+                              "MistralForCausalLM"),
 }
+WINDOWED = [c for c in CASES if CASES[c][0].attn_window]
 
 
 def randomise(module: torch.nn.Module, seed: int) -> None:
@@ -134,6 +144,52 @@ def test_greedy_tokens_match_hf_generate(case):
     assert len(set(seq[0, 3:].tolist())) > 1         # not a degenerate repeat of one token
 
 
+@pytest.mark.parametrize("case", WINDOWED)
+def test_windowed_greedy_tokens_match_hf_generate_with_both_caches(case):
+    """Past the window: HF's sliding cache layers (the last window - 1 tokens beside the new one) and our ring
+    buffer give the tokens the whole sequence gives."""
+    from modern_gpt.nn.model import KVCache
+    cfg, _ = CASES[case]
+    model = our_model(cfg, seed=3)
+    hf = to_hf(model, attn_implementation="eager")
+    prompt = tokens(cfg, 3, seed=4, batch=1)
+    with torch.no_grad():
+        out = hf.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False, max_new_tokens=20,
+                          pad_token_id=0, return_dict_in_generate=True)
+        seq = prompt
+        for _ in range(20):
+            seq = torch.cat([seq, model(seq)[0][:, -1].argmax(-1, keepdim=True)], dim=1)
+        kv = KVCache(cfg, 1, dtype=torch.float64)       # ours with the ring buffer: one token a step
+        ours, logits = prompt, model(prompt, cache=kv)[0][:, -1]
+        for _ in range(20):
+            ours = torch.cat([ours, logits.argmax(-1, keepdim=True)], dim=1)
+            logits = model(ours[:, -1:], cache=kv)[0][:, -1]
+    assert out.sequences.shape == (1, 23) and 23 > 3 * cfg.attn_window
+    assert out.sequences.tolist() == seq.tolist() == ours.tolist()
+    assert len(set(seq[0, 3:].tolist())) > 1
+    layers = out.past_key_values.layers                # HF's cache kept a window's worth in the sliding layers
+    kept = [layer.keys.shape[-2] for layer in layers]
+    assert kept == [22 if w is None else w - 1 for w in cfg.windows]
+
+
+def test_the_window_is_not_off_by_one():
+    """HF's sliding_window W keeps keys j with i - j < W (masking_utils: kv_idx > q_idx - sliding_window), ours
+    0 <= i - j < attn_window: the same W. An HF model one token wider or narrower gives other logits."""
+    cfg = CASES["qwen3-window"][0]
+    model = our_model(cfg)
+    x = tokens(cfg, cfg.block_size)
+    hf = to_hf(model, attn_implementation="eager")
+    with torch.no_grad():
+        ours = model(x)[0]
+        assert max_delta(ours, hf(x).logits) < ATOL
+        for w in (cfg.attn_window - 1, cfg.attn_window + 1):
+            hf.config.sliding_window = w
+            for layer in hf.model.layers:
+                if layer.self_attn.sliding_window is not None:
+                    layer.self_attn.sliding_window = w
+            assert max_delta(ours, hf(x).logits) > 0.1
+
+
 def hf_saved(name: str, tmp_path, seed: int, tied: bool = True):
     """A folder saved by transformers itself, from a config built the HF way, every weight random."""
     if name == "GPT2LMHeadModel":
@@ -186,6 +242,10 @@ def test_import_a_folder_saved_by_hf(name, tied, tmp_path):
     (dict(**{**MODERN, "mlp": "relu2"}), "mlp='relu2'"),
     (dict(logit_softcap=15.0), "logit_softcap=15"),
     (dict(**MODERN, logit_softcap=15.0, tie_embeddings=False), "logit_softcap=15"),
+    (dict(attn_window=5), "attn_window=5 with pos='learned'"),                      # GPT-2 has no window
+    (dict(attn_window=5, global_every=2), "attn_window=5 with pos='learned'"),
+    (dict(**MODERN, attn_window=5, global_every=2), "global_every=2 with attn_window=5 and qk_norm=False"),
+    (dict(**{**MODERN, "bias": True}, attn_window=5), "attn_window=5 with bias=True"),   # Mistral has no biases
 ])
 def test_refusals_name_the_flag(changes, flag, tmp_path):
     cfg = dataclasses.replace(TINY, **changes)
@@ -195,6 +255,35 @@ def test_refusals_name_the_flag(changes, flag, tmp_path):
     with pytest.raises(ConfigError):
         export(GPT(cfg), tmp_path / "out")
     assert not (tmp_path / "out").exists()               # refused before writing anything
+
+
+def test_window_refusals_say_what_is_allowed():
+    with pytest.raises(ConfigError, match=r"GPT-2, the class with learned positions, attends over the whole context; "
+                                          r"sliding windows export with RoPE, RMSNorm and SwiGLU \(Mistral, or Qwen3 "
+                                          r"with qk_norm\), else use attn_window=0"):
+        hf_class(dataclasses.replace(TINY, attn_window=5))
+    with pytest.raises(ConfigError, match=r"Mistral, the sliding-window class without QK-norm, slides in every layer; "
+                                          r"use global_every=0 \(every layer local\), or qk_norm=True"):
+        hf_class(dataclasses.replace(TINY, **MODERN, n_layer=4, attn_window=5, global_every=4))
+    # the same rows with what is allowed: all-local Mistral, Qwen3 with the global layers
+    assert hf_class(dataclasses.replace(TINY, **MODERN, n_layer=4, attn_window=5)) == "MistralForCausalLM"
+    assert hf_class(dataclasses.replace(TINY, **MODERN, n_layer=4, attn_window=5, global_every=4,
+                                        qk_norm=True)) == "Qwen3ForCausalLM"
+
+
+def test_windowed_export_writes_the_window_fields(tmp_path):
+    cfg, _ = CASES["qwen3-window"]
+    export(our_model(cfg), tmp_path / "qwen3")
+    conf = json.loads((tmp_path / "qwen3" / "config.json").read_text())
+    assert (conf["use_sliding_window"], conf["sliding_window"], conf["max_window_layers"]) == (True, 5, 0)
+    assert conf["layer_types"] == ["sliding_attention", "full_attention"] * 2
+    cfg, _ = CASES["mistral-window"]
+    export(our_model(cfg), tmp_path / "mistral")
+    conf = json.loads((tmp_path / "mistral" / "config.json").read_text())
+    assert conf["architectures"] == ["MistralForCausalLM"] and conf["sliding_window"] == 5
+    assert "layer_types" not in conf and "attention_bias" not in conf
+    conf = json.loads(hf_config(CASES["qwen3-gqa"][0]).to_json_string())          # no window: none written
+    assert conf["use_sliding_window"] is False and conf["sliding_window"] is None
 
 
 def test_rmsnorm_with_learned_positions_message():
@@ -221,6 +310,76 @@ def test_a_tied_config_with_another_head_and_an_untied_one_without_a_head_are_re
     del sd["lm_head.weight"]
     with pytest.raises(DataError, match="lm_head.weight is missing"):
         from_hf_state(untied, sd)
+
+
+def windowed_hf(name: str, layers: int, **window):
+    """An HF Mistral or Qwen3 built the HF way with a window of 6 tokens, every weight random."""
+    shape = dict(vocab_size=37, hidden_size=32, intermediate_size=48, num_hidden_layers=layers, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=8, max_position_embeddings=32, bos_token_id=None, eos_token_id=None)
+    conf = getattr(transformers, name.replace("ForCausalLM", "Config"))(**shape, **window)
+    conf._attn_implementation = "eager"
+    hf = getattr(transformers, name)(conf).double().eval()
+    randomise(hf, seed=6)
+    return hf
+
+
+@pytest.mark.parametrize("name, layers, window, flags", [
+    ("MistralForCausalLM", 3, dict(sliding_window=6), (6, 0)),
+    ("Qwen3ForCausalLM", 6, dict(use_sliding_window=True, sliding_window=6,
+                                 layer_types=["sliding_attention", "sliding_attention", "full_attention"] * 2), (6, 3)),
+    ("Qwen3ForCausalLM", 2, dict(use_sliding_window=True, sliding_window=6, max_window_layers=0), (6, 0)),
+    # a window as long as the context hides nothing: full attention
+    ("MistralForCausalLM", 2, dict(sliding_window=32), (0, 0)),
+])
+def test_import_windowed_folders_saved_by_hf(name, layers, window, flags, tmp_path):
+    hf = windowed_hf(name, layers, **window)
+    hf.save_pretrained(tmp_path / "hf")
+    cfg, model = import_folder(tmp_path / "hf")
+    assert (cfg.attn_window, cfg.global_every) == flags and hf_class(cfg) == (name if flags[0] else
+                                                                              "LlamaForCausalLM")
+    x = tokens(cfg, 32)
+    with torch.no_grad():
+        assert max_delta(model.double()(x)[0], hf(x).logits) < ATOL
+
+
+@pytest.mark.parametrize("name, layers, window, field", [
+    # Qwen3's own default layout: full below max_window_layers, sliding from it on (layer_types derived from it)
+    ("Qwen3ForCausalLM", 4, dict(use_sliding_window=True, sliding_window=6, max_window_layers=2),
+     "layer_types: full attention in layers 1-2 of 4 (1-based), the others a 6-token window: global_every can only "
+     "make every k-th layer full"),
+    ("Qwen3ForCausalLM", 4, dict(use_sliding_window=True, sliding_window=6,
+                                 layer_types=["sliding_attention", "full_attention", "full_attention",
+                                              "sliding_attention"]),
+     "layer_types: full attention in layers 2-3 of 4 (1-based)"),
+])
+def test_window_patterns_we_cannot_express_are_refused_before_the_weights(name, layers, window, field, tmp_path):
+    windowed_hf(name, layers, **window).save_pretrained(tmp_path / "hf")
+    (tmp_path / "hf" / "model.safetensors").write_bytes(b"not read")
+    with pytest.raises(ConfigError) as e:
+        import_folder(tmp_path / "hf")
+    assert str(e.value).startswith(field) and "\n" not in str(e.value)
+
+
+def test_imported_window_fields_are_checked():
+    from modern_gpt.hf.convert import config_from_hf
+    qwen3 = json.loads(hf_config(CASES["qwen3-gqa"][0]).to_json_string())
+    # a config.json without layer_types: Qwen3 slides from max_window_layers on (28 by default: all full here)
+    assert config_from_hf({**qwen3, "use_sliding_window": True, "sliding_window": 6, "layer_types": None,
+                           "max_window_layers": 0}).attn_window == 6
+    with pytest.raises(ConfigError, match=r"^max_window_layers=1 \(no layer_types\): full attention in layer 1 of 2"):
+        config_from_hf({**qwen3, "use_sliding_window": True, "sliding_window": 6, "layer_types": None,
+                        "max_window_layers": 1})
+    with pytest.raises(ConfigError, match="^layer_types: layer 1 sliding_attention but use_sliding_window=False"):
+        config_from_hf({**qwen3, "layer_types": ["sliding_attention", "full_attention"]})
+    with pytest.raises(ConfigError, match="^layer_types contains 'chunked_attention'"):
+        config_from_hf({**qwen3, "layer_types": ["chunked_attention", "full_attention"]})
+    mistral = json.loads(hf_config(CASES["mistral-window"][0]).to_json_string())
+    with pytest.raises(ConfigError, match="^layer_types: full_attention in layer 2, but MistralForCausalLM gives "
+                                          "every layer sliding_window"):
+        config_from_hf({**mistral, "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]})
+    llama = json.loads(hf_config(CASES["llama-gqa"][0]).to_json_string())
+    with pytest.raises(ConfigError, match="^layer_types contains 'sliding_attention': LlamaForCausalLM attends"):
+        config_from_hf({**llama, "layer_types": ["sliding_attention", "full_attention"]})
 
 
 def test_gpt2_small_parameter_count():
@@ -335,7 +494,6 @@ FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "hf_config
 @pytest.mark.parametrize("name, message", [
     ("gpt2", "activation_function='gelu_new'"),
     ("llama-3.1-8b", "rope_type='llama3'"),
-    ("mistral-7b-v0.1", "MistralForCausalLM"),
 ])
 def test_real_configs_are_refused_with_the_field_named(name, message):
     from modern_gpt.hf.convert import config_from_hf
@@ -360,6 +518,7 @@ def test_real_gpt2_config_with_approximate_gelu_is_gpt2_small():
 @pytest.mark.parametrize("name, hf_name, params", [
     ("llama-3-8b", "LlamaForCausalLM", 8_030_261_248),             # published; tests/test_explain.py's figure too
     ("qwen3-8b", "Qwen3ForCausalLM", 8_190_735_360),
+    ("mistral-7b-v0.1", "MistralForCausalLM", 7_241_732_096),       # published; a 4,096-token window in every layer
 ])
 def test_real_untied_configs_import_with_their_own_head(name, hf_name, params):
     from modern_gpt.hf.convert import config_from_hf
@@ -368,5 +527,6 @@ def test_real_untied_configs_import_with_their_own_head(name, hf_name, params):
         pytest.skip(f"{path} not present")
     cfg = config_from_hf(json.loads(path.read_text()))
     assert hf_class(cfg) == hf_name and cfg.tie_embeddings is False
+    assert (cfg.attn_window, cfg.global_every) == ((4096, 0) if hf_name == "MistralForCausalLM" else (0, 0))
     with torch.device("meta"):
         assert GPT(cfg).num_params() == params

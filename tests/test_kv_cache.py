@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from modern_gpt.nn import GPT
-from modern_gpt.nn.model import KVCache
+from modern_gpt.nn.model import KVCache, apply_rope
+from modern_gpt.serving.generate import generate
+from modern_gpt.serving.kv_cache import kv_cache
 from modern_gpt.pipeline.params import load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +55,7 @@ def test_the_cache_stores_only_the_kv_heads():
     mha = dataclasses.replace(gqa, n_kv_head=gqa.n_head)
     for cfg in (gqa, mha):
         cache = KVCache(cfg, batch=3)
-        assert cache.kv.shape == (cfg.n_layer, 2, 3, cfg.n_kv_head, cfg.block_size, cfg.head_dim)
+        assert [t.shape for t in cache.kv] == [(2, 3, cfg.n_kv_head, cfg.block_size, cfg.head_dim)] * cfg.n_layer
         assert cache.nbytes == 2 * cfg.n_layer * cfg.n_kv_head * cfg.head_dim * cfg.block_size * 3 * 4
     assert KVCache(mha, 1).nbytes == 2 * KVCache(gqa, 1).nbytes
 
@@ -65,3 +67,71 @@ def test_the_cache_refuses_to_run_past_the_context():
         model(torch.zeros(1, 6, dtype=torch.long), cache=cache)
         with pytest.raises(ValueError, match="sequence length 9 exceeds block_size=8"):
             model(torch.zeros(1, 3, dtype=torch.long), cache=cache)
+
+
+# ----------------------------------------------------------------------------------------- sliding windows
+
+WINDOWED = dataclasses.replace(ROWS[-1].config, block_size=24, attn_window=5, global_every=2)   # S L S L
+
+
+@pytest.mark.parametrize("global_every", [2, 0])
+@pytest.mark.parametrize("chunks", [[7, 1, 1, 1, 1, 1, 12], [1] * 24, [3, 9, 12], [24]])
+def test_a_windowed_cache_gives_the_logits_of_a_full_recompute(global_every, chunks):
+    """Prefill and decode in chunks shorter and longer than the window: the ring holds what each query sees."""
+    cfg = dataclasses.replace(WINDOWED, global_every=global_every)
+    torch.manual_seed(0)
+    model = GPT(cfg).eval()
+    seq = torch.randint(0, cfg.vocab_size, (2, 24), generator=torch.Generator().manual_seed(3))
+    cache, start = KVCache(cfg, batch=2), 0
+    with torch.no_grad():
+        full, _ = model(seq)
+        for n in chunks:
+            step, _ = model(seq[:, start:start + n], cache=cache)
+            torch.testing.assert_close(step, full[:, start:start + n], atol=1e-5, rtol=0)
+            start += n
+    assert cache.length == 24
+
+
+def test_a_sliding_window_layer_keeps_only_its_window():
+    cache = KVCache(WINDOWED, batch=3)
+    w, bs = WINDOWED.attn_window, WINDOWED.block_size
+    assert [t.shape[3] for t in cache.kv] == [w, bs, w, bs]           # layers 1 and 3 local, 2 and 4 global
+    per_token_layer = 2 * WINDOWED.n_kv_head * WINDOWED.head_dim * 4 * 3
+    assert cache.nbytes == per_token_layer * (2 * w + 2 * bs)
+    computed = kv_cache(WINDOWED.n_layer, WINDOWED.n_kv_head, WINDOWED.head_dim, "float32", bs, batch=3,
+                        windows=WINDOWED.windows)
+    assert cache.nbytes == computed.bytes_total                       # explain's arithmetic is the tensor's size
+
+
+def test_the_ring_holds_the_last_window_tokens_at_slot_position_mod_window():
+    cfg = dataclasses.replace(WINDOWED, global_every=0)
+    model, cache = GPT(cfg).eval(), KVCache(cfg, batch=1)
+    seq = torch.randint(0, cfg.vocab_size, (1, 13), generator=torch.Generator().manual_seed(4))
+    keys = {}
+    hook = model.blocks[0].attn.k_proj.register_forward_hook(lambda m, i, o: keys.setdefault(len(keys), o))
+    with torch.no_grad():
+        model(seq, cache=cache)                                       # positions 0..12 in one call
+    hook.remove()
+    k = keys[0].view(1, 13, cfg.n_kv_head, cfg.head_dim).transpose(1, 2)
+    k = model.blocks[0].attn.k_norm(k)
+    cos, sin = model.pos.rope(0, 13)
+    k = apply_rope(k, cos, sin)
+    ring = cache.kv[0][0]                                             # layer 1's keys: (1, kv heads, 5, hd)
+    for p in range(8, 13):                                            # the last five positions, slot p mod 5
+        torch.testing.assert_close(ring[:, :, p % 5], k[:, :, p])
+
+
+def test_greedy_tokens_with_the_windowed_cache_equal_those_without_it_past_the_window():
+    for global_every in (2, 0):
+        cfg = dataclasses.replace(WINDOWED, global_every=global_every)
+        torch.manual_seed(1)
+        model = GPT(cfg).eval()
+        with torch.no_grad():                     # large random weights: sharp logits (ties would be luck), and
+            for p in model.parameters():          # tokens that change, unlike a fresh model's one repeated token
+                p.normal_(0, 0.5)
+        prompt = torch.randint(0, cfg.vocab_size, (2, 3), generator=torch.Generator().manual_seed(5))
+        fast = generate(model, prompt, 21, temperature=0)
+        slow = generate(model, prompt, 21, temperature=0, cache=False)
+        assert fast.shape == (2, 24) and 21 > 4 * cfg.attn_window
+        assert torch.equal(fast, slow)
+        assert len(set(fast[0, 3:].tolist())) > 1                      # a sequence, not one token repeated

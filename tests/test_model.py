@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -11,6 +12,7 @@ import torch.nn.functional as F
 from conftest import tiny_rows
 from modern_gpt.config import ModelConfig
 from modern_gpt.config.choices import MLP_HIDDEN
+from modern_gpt.core.errors import ConfigError
 from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, RotaryPositions, SwiGLU, apply_rope, match_mlp, rope_cache
 
 
@@ -26,7 +28,7 @@ def test_rmsnorm_matches_its_formula():
     assert [n for n, _ in norm.named_parameters()] == ["weight"]
 
 
-def manual_attention(attn: Attention, x: torch.Tensor, rope=None) -> torch.Tensor:
+def manual_attention(attn: Attention, x: torch.Tensor, rope=None, window: int | None = None) -> torch.Tensor:
     """Step 1's attention written out: projections, explicit K/V copies per group, masked softmax."""
     B, T, C = x.shape
     hd = attn.head_dim
@@ -41,6 +43,10 @@ def manual_attention(attn: Attention, x: torch.Tensor, rope=None) -> torch.Tenso
     k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(hd)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    if window is not None:                              # and keys window or more positions back, one by one
+        for i in range(T):
+            for j in range(T):
+                mask[i, j] |= i - j >= window
     weights = scores.masked_fill(mask, float("-inf")).softmax(-1)
     return attn.o_proj((weights @ v).transpose(1, 2).reshape(B, T, attn.n_head * hd))
 
@@ -54,6 +60,40 @@ def test_sdpa_attention_matches_manual_masked_softmax(n_kv_head, qk_norm, pos):
     x = torch.randn(2, 10, 16, dtype=torch.float64)
     rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base)) if pos == "rope" else None
     torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
+
+
+@pytest.mark.parametrize("window", [1, 3, 9])
+@pytest.mark.parametrize("n_kv_head", [4, 2])
+def test_a_sliding_window_layer_matches_a_hand_masked_softmax(window, n_kv_head):
+    cfg = ModelConfig(vocab_size=11, block_size=10, n_head=4, n_kv_head=n_kv_head, n_embd=16, qk_norm=True, pos="rope")
+    attn = Attention(cfg, window).double().eval()
+    x = torch.randn(2, 10, 16, dtype=torch.float64)
+    rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base))
+    torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope, window))
+    if window < 9:                                      # the window changes the output: it is not full attention
+        assert not torch.allclose(attn(x, rope), manual_attention(attn, x, rope))
+
+
+def test_the_windows_follow_global_every_one_based():
+    cfg = ModelConfig(block_size=64, n_layer=6, attn_window=16, global_every=3)
+    assert cfg.windows == (16, 16, None, 16, 16, None)                # Gemma's count: layers 3 and 6 global
+    assert ModelConfig(block_size=64, n_layer=4, attn_window=16, global_every=0).windows == (16,) * 4
+    assert ModelConfig(n_layer=4, global_every=4).windows == (None,) * 4   # no window: global_every does nothing
+    model = GPT(ModelConfig(vocab_size=11, block_size=64, n_layer=6, attn_window=16, global_every=3))
+    assert [b.attn.window for b in model.blocks] == list(cfg.windows)
+    assert not any("local" in k for k in model.state_dict())          # the mask is not saved with the weights
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(attn_window=32), "attn_window=32: must be 0 (full attention) or a window below block_size=32"),
+    (dict(attn_window=-1), "attn_window=-1: must be 0"),
+    (dict(attn_window=8, global_every=1), "global_every=1 with attn_window=8: every layer would be global"),
+    (dict(attn_window=8, global_every=3, n_layer=2), "global_every=3: must be 0 (every layer local) or 1..n_layer=2"),
+    (dict(global_every=-2), "global_every=-2: must be 0"),
+])
+def test_bad_windows_are_refused_naming_the_field(kw, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        ModelConfig(**kw)
 
 
 def test_rope_score_depends_only_on_the_distance():

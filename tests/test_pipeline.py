@@ -41,7 +41,7 @@ SERVE = {f"serve@{row}" for row in ROWS}
 
 SMOKE = {
     "generate": {"chars": 30000, "seed": 0},
-    "model": {"n_layer": 1, "n_embd": 32, "block_size": 16},
+    "model": {"n_layer": 1, "n_embd": 32, "block_size": 16, "global_every": 0},   # with a window: the layer local
     "seeds": [0, 1],
     "train": {"iters": 20, "batch_size": 8, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2},
     "sweep": {"lr": [4], "rows": ["qk_norm"], "seeds": [0, 1]},
@@ -297,10 +297,14 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
         runner.wait()
         recorded += re.findall(r"\] (\S+): trained", log.read_text())
     assert recorded, "the second kill came after two runs had finished"
+    # what DVC recorded before the kills: the runs printed, and any that finished in the instant before the kill,
+    # recorded in dvc.lock by their own DVC process before the runner could print them
+    locked = set(yaml.safe_load((repo / "dvc.lock").read_text())["stages"]) & runs
+    assert set(recorded) <= locked
     out = sh(cmd, repo).stdout
     assert "training runs, 2 at a time" in out
     again = set(re.findall(r"\] (\S+): (?:trained|restored)", out))
-    assert again.isdisjoint(recorded) and again | set(recorded) == runs
+    assert again.isdisjoint(locked) and again | locked == runs
     assert "Running stage 'report'" in out
     assert changed_stages(repo) == set()
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
@@ -642,12 +646,14 @@ def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one
 
 def test_the_second_ladder_reuses_the_books_runs_writes_beyond_md_and_off_keeps_it(options_repo):
     restore(options_repo)
-    sets = ["beyond.ladder=[tie_embeddings,optimizer]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+    sets = ["beyond.ladder=[tie_embeddings,optimizer,attn_window]", "beyond.model.attn_window=4",
+            "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
     out = sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
-    assert {s for s in ran(out.stdout) if "@" in s} == {f"beyond@{f}-{s}" for f in ("tie_embeddings", "optimizer")
-                                                         for s in (0, 1)}          # row 0 trains nothing
+    flags = ("tie_embeddings", "optimizer", "attn_window")
+    assert {s for s in ran(out.stdout) if "@" in s} == {f"beyond@{f}-{s}" for f in flags for s in (0, 1)} | {
+        f"serve_beyond@{f}" for f in flags}                                     # row 0 trains and serves nothing
     rows = report_rows(options_repo, "beyond.md")
-    assert [r["variant"] for r in rows] == ["the book's design", "+ untied head", "+ Muon"]
+    assert [r["variant"] for r in rows] == ["the book's design", "+ untied head", "+ Muon", "+ sliding window 4 (S)"]
     main = {r["variant"]: r for r in report_rows(options_repo)}
     assert rows[0]["val"] == main["+ QK-norm"]["val"]                            # the main table's last row
     assert all(r["verdict"] for r in rows[1:])
@@ -656,6 +662,9 @@ def test_the_second_ladder_reuses_the_books_runs_writes_beyond_md_and_off_keeps_
     text = (options_repo / "reports" / "beyond.md").read_text()
     assert "| optimizer | fused AdamW; from + Muon on: Muon on the blocks' matrices (torch.optim.Muon" in \
         re.sub(" +", " ", text)
+    served = json.loads((options_repo / "data" / "serve" / "beyond_attn_window.json").read_text())
+    assert served["windows"] == [4] and served["kv_bytes_tensor"] == served["kv_bytes_per_sequence"]
+    assert "## Serving cost" in text and "| window 4 on 1 of 1 layers |" in re.sub(" +", " ", text)
     written = (options_repo / "reports" / "beyond.md").read_bytes()
     sh(["git", "checkout", "params.yaml"], options_repo)
     sh([*DVC, "repro"], options_repo)                                           # off again

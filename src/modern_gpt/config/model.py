@@ -41,6 +41,8 @@ class ModelConfig:
     # past the book (params.yaml's beyond: ladder)
     tie_embeddings: bool = True    # the output head is the token matrix (GPT-2); False: a separate lm_head
     logit_softcap: float = 0.0     # > 0: logits squashed to cap·tanh(logits / cap) (Gemma 2, nanochat: 15); 0: off
+    attn_window: int = 0           # > 0: local layers attend to the last attn_window tokens, their own included; 0: off
+    global_every: int = 0          # with a window: every k-th layer (1-based, as Gemma counts) attends to all; 0: none
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -58,6 +60,15 @@ class ModelConfig:
         if not 0 <= self.logit_softcap < float("inf"):
             raise ConfigError(f"logit_softcap={self.logit_softcap}: must be 0 (off) or a positive number, "
                               "the cap c of c·tanh(logits / c)")
+        if not 0 <= self.attn_window < self.block_size:
+            raise ConfigError(f"attn_window={self.attn_window}: must be 0 (full attention) or a window below "
+                              f"block_size={self.block_size} (a window of the whole context is full attention)")
+        if self.global_every < 0 or (self.attn_window and self.global_every > self.n_layer):
+            raise ConfigError(f"global_every={self.global_every}: must be 0 (every layer local) or 1..n_layer="
+                              f"{self.n_layer} (every k-th layer global, 1-based, with attn_window > 0)")
+        if self.attn_window and self.global_every == 1:
+            raise ConfigError(f"global_every=1 with attn_window={self.attn_window}: every layer would be global and "
+                              "the window unused; use 2..n_layer, 0 (every layer local), or attn_window=0")
         if not self.rope_base > 1:
             raise ConfigError(f"rope_base={self.rope_base}: must be > 1")
         if self.head_dim is not None and self.head_dim < 1:
@@ -82,6 +93,15 @@ class ModelConfig:
     def hidden(self) -> int:
         """The MLP's hidden width: mlp_hidden when set, else the MLP's own rule (GELU and ReLU² 4·d, SwiGLU 2/3 of it)."""
         return self.mlp_hidden or MLP_HIDDEN[self.mlp](self)
+
+    @property
+    def windows(self) -> tuple[int | None, ...]:
+        """Each layer's window: None for full attention. With attn_window > 0, layer i (1-based) is global when
+        global_every divides i: global_every=4 on 4 layers is nanochat's short-short-short-long."""
+        if not self.attn_window:
+            return (None,) * self.n_layer
+        return tuple(None if self.global_every and i % self.global_every == 0 else self.attn_window
+                     for i in range(1, self.n_layer + 1))
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "model") -> "ModelConfig":

@@ -1,10 +1,19 @@
-"""Export to and import from Hugging Face `transformers`: GPT-2, Llama and Qwen3.
+"""Export to and import from Hugging Face `transformers`: GPT-2, Llama, Mistral and Qwen3.
 
-Three HF classes cover the ladder's end points: the Step 1 baseline is GPT-2 (exact GELU), the
+Four HF classes cover the ladder's end points: the Step 1 baseline is GPT-2 (exact GELU), the
 modern design is Llama (pre-norm RMSNorm, RoPE, SwiGLU, any number of K/V heads), and the modern
 design with QK-norm is Qwen3. `hf_class(cfg)` names the class a config maps to, or raises a
-one-line `ConfigError` naming the flag no class here represents. The head goes either way in all three:
+one-line `ConfigError` naming the flag no class here represents. The head goes either way in all of them:
 tie_embeddings is tie_word_embeddings, and an untied head travels as its own `lm_head.weight`.
+
+Sliding windows (attn_window, global_every): Qwen3 takes any of our patterns as `layer_types` (each layer
+"sliding_attention" or "full_attention") with `sliding_window` and `use_sliding_window: true`; Mistral is
+Llama with one `sliding_window` in every layer (its weights are Llama's, no biases), so a windowed row without
+QK-norm is Mistral when every layer is local (global_every=0) and is refused otherwise. The window means the
+same on both sides: transformers' mask keeps key j for query i when `kv_idx > q_idx - sliding_window`
+(masking_utils.sliding_window_overlay), i.e. 0 <= i - j < sliding_window, the query's own token included, as
+ours; its generation cache keeps the last sliding_window - 1 tokens beside the new one. So sliding_window =
+attn_window, no shift.
 
 Two layouts differ from ours:
 - GPT-2 keeps its projections in `Conv1D`, whose weight is (in, out): the transpose of nn.Linear's;
@@ -33,12 +42,12 @@ from ..config import ModelConfig
 from ..core.errors import ConfigError, DataError
 from ..nn import GPT
 from ..nn.checkpoint import load_into, load_run
-from .configs import Arch, normalise, read_config
+from .configs import Arch, layer_list, normalise, read_config, window_flags
 
-GPT2, LLAMA, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "Qwen3ForCausalLM"
-HF_CLASSES = (GPT2, LLAMA, QWEN3)
-MODEL_TYPES = {"gpt2": GPT2, "llama": LLAMA, "qwen3": QWEN3}
-CONFIG_CLASSES = {GPT2: "GPT2Config", LLAMA: "LlamaConfig", QWEN3: "Qwen3Config"}
+GPT2, LLAMA, MISTRAL, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"
+HF_CLASSES = (GPT2, LLAMA, MISTRAL, QWEN3)
+MODEL_TYPES = {"gpt2": GPT2, "llama": LLAMA, "mistral": MISTRAL, "qwen3": QWEN3}
+CONFIG_CLASSES = {GPT2: "GPT2Config", LLAMA: "LlamaConfig", MISTRAL: "MistralConfig", QWEN3: "Qwen3Config"}
 # GPT-2's Conv1D projections other than the fused c_attn: ours → theirs
 CONV1D = (("attn.o_proj", "attn.c_proj"), ("mlp.up", "mlp.c_fc"), ("mlp.down", "mlp.c_proj"))
 # buffers some HF versions keep in the state dict: recomputed, never weights
@@ -92,6 +101,10 @@ def hf_class(cfg: ModelConfig) -> str:
         if cfg.head_dim * cfg.n_head != cfg.n_embd:
             raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
                               f"= {cfg.n_embd // cfg.n_head} wide")
+        if cfg.attn_window:
+            raise ConfigError(f"attn_window={cfg.attn_window} with pos='learned': GPT-2, the class with learned "
+                              "positions, attends over the whole context; sliding windows export with RoPE, "
+                              "RMSNorm and SwiGLU (Mistral, or Qwen3 with qk_norm), else use attn_window=0")
         return GPT2
     # RoPE: Llama or Qwen3
     if cfg.norm != "rmsnorm":
@@ -103,7 +116,17 @@ def hf_class(cfg: ModelConfig) -> str:
     if cfg.qk_norm:
         if cfg.bias:
             raise ConfigError("bias=True with qk_norm=True: Qwen3, the class with QK-norm, has no MLP biases")
-        return QWEN3
+        return QWEN3                 # any window pattern: layer_types
+    if cfg.attn_window:              # Llama-like with a window: Mistral, whose every layer slides, or nothing
+        if cfg.global_every:
+            raise ConfigError(f"global_every={cfg.global_every} with attn_window={cfg.attn_window} and qk_norm=False:"
+                              " Mistral, the sliding-window class without QK-norm, slides in every layer; use "
+                              "global_every=0 (every layer local), or qk_norm=True (Qwen3's layer_types mix full "
+                              "and sliding layers)")
+        if cfg.bias:
+            raise ConfigError(f"attn_window={cfg.attn_window} with bias=True: Mistral, the sliding-window class "
+                              "without QK-norm, has no biases; use bias=False or attn_window=0")
+        return MISTRAL
     return LLAMA                     # bias=True maps to attention_bias=mlp_bias=True (RMSNorm has no bias)
 
 
@@ -126,7 +149,16 @@ def hf_config(cfg: ModelConfig, attn_implementation: str | None = None):
               attention_bias=cfg.bias, attention_dropout=cfg.dropout, **common)
     if name == LLAMA:
         return transformers.LlamaConfig(mlp_bias=cfg.bias, **kw)
-    return transformers.Qwen3Config(use_sliding_window=False, **kw)
+    if name == MISTRAL:                                  # no bias fields: Mistral has none (hf_class checked)
+        kw.pop("attention_bias")
+        return transformers.MistralConfig(sliding_window=cfg.attn_window, **kw)
+    if not cfg.attn_window:
+        return transformers.Qwen3Config(use_sliding_window=False, **kw)
+    # layer_types is what transformers 5 reads; max_window_layers=0 (sliding from layer 0 on) is what older
+    # versions without layer_types would read, right for global_every=0 (layer 1 is always local here)
+    return transformers.Qwen3Config(
+        use_sliding_window=True, sliding_window=cfg.attn_window, max_window_layers=0,
+        layer_types=["full_attention" if w is None else "sliding_attention" for w in cfg.windows], **kw)
 
 
 def arch_of(conf: dict) -> str:
@@ -186,18 +218,46 @@ def _config_from_hf(conf: dict, arch: str, a: Arch, approximate_gelu: bool) -> M
     if arch == QWEN3 and a.biases != "none":
         raise ConfigError("attention_bias=True: Qwen3's MLP has no biases and this model's bias flag "
                           "is all or nothing")
-    if arch == QWEN3 and g("use_sliding_window", False):
-        raise ConfigError("use_sliding_window=True: this model attends over the whole context")
-    for t in g("layer_types") or []:
-        if t != "full_attention":
-            raise ConfigError(f"layer_types contains {t!r}: this model has full attention only")
+    window, every = _window_flags(conf, arch, a)
     base = ModelConfig(
         vocab_size=a.vocab_size, block_size=a.max_positions, n_layer=a.n_layer, n_head=a.n_head,
         n_kv_head=a.n_kv_head, n_embd=a.n_embd, head_dim=a.head_dim,
         dropout=float(g("attention_dropout", 0.0) or 0.0), norm="rmsnorm", norm_eps=a.norm_eps,
         norm_placement="pre", pos="rope", rope_base=a.rope_base, mlp="swiglu", bias=a.biases == "attn_mlp",
-        qk_norm=arch == QWEN3)
+        qk_norm=arch == QWEN3, attn_window=window, global_every=every)
     return dataclasses.replace(base, mlp_hidden=0 if a.hidden == base.hidden else a.hidden)
+
+
+def _window_flags(conf: dict, arch: str, a: Arch) -> tuple[int, int]:
+    """(attn_window, global_every) for the windows the HF class builds (a.windows: the file read as that class's
+    code reads it), or a one-line ConfigError naming the field whose pattern our two flags cannot say."""
+    types = conf.get("layer_types")
+    types = types if isinstance(types, list) else []
+    if arch == LLAMA:                                    # LlamaForCausalLM has no window, whatever the file says
+        for t in types:
+            if t != "full_attention":
+                raise ConfigError(f"layer_types contains {t!r}: LlamaForCausalLM attends over the whole context "
+                                  "(sliding windows import from Mistral or Qwen3)")
+        return 0, 0
+    for t in types:
+        if t not in ("full_attention", "sliding_attention"):
+            raise ConfigError(f"layer_types contains {t!r}: this model has full and sliding-window attention only")
+    sliding = [i for i, t in enumerate(types, 1) if t == "sliding_attention"]
+    if arch == QWEN3 and sliding and not any(a.windows):
+        raise ConfigError(f"layer_types: {layer_list(sliding)} sliding_attention but use_sliding_window="
+                          f"{conf.get('use_sliding_window', False)}, sliding_window={conf.get('sliding_window')}: "
+                          "Qwen3 then has no window for them; set use_sliding_window true and sliding_window")
+    if arch == MISTRAL and any(a.windows) and types and len(sliding) != len(types):
+        full = [i for i, t in enumerate(types, 1) if t != "sliding_attention"]
+        raise ConfigError(f"layer_types: full_attention in {layer_list(full)}, but MistralForCausalLM gives "
+                          "every layer sliding_window and does not read layer_types; this imports Mistral with every "
+                          "layer sliding (global_every=0) only")
+    flags = window_flags(a.windows, a.max_positions)
+    if isinstance(flags, str):
+        field = "layer_types" if types or arch != QWEN3 else \
+            f"max_window_layers={conf.get('max_window_layers', 28)} (no layer_types)"
+        raise ConfigError(f"{field}: {flags}")
+    return flags
 
 
 # ----------------------------------------------------------------------------------------- weights
@@ -320,7 +380,8 @@ def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, to
 
 
 def to_hf(model: GPT, attn_implementation: str | None = None):
-    """An HF model (GPT2LMHeadModel, LlamaForCausalLM or Qwen3ForCausalLM) computing what `model` computes."""
+    """An HF model (GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM or Qwen3ForCausalLM) computing what
+    `model` computes."""
     transformers = _transformers()
     cfg = model.cfg
     name = hf_class(cfg)
@@ -337,7 +398,7 @@ def to_hf(model: GPT, attn_implementation: str | None = None):
 
 
 def from_hf(hf_model, approximate_gelu: bool = False) -> GPT:
-    """Our GPT computing what an HF GPT-2, Llama or Qwen3 model computes (in its dtype)."""
+    """Our GPT computing what an HF GPT-2, Llama, Mistral or Qwen3 model computes (in its dtype)."""
     cfg = config_from_hf(hf_model.config, approximate_gelu)
     sd = {k: v.detach() for k, v in hf_model.state_dict().items()}
     dtype = hf_model.get_input_embeddings().weight.dtype
@@ -440,7 +501,7 @@ def read_hf_config(hf_dir: str | Path) -> dict:
 
 def import_folder(hf_dir: str | Path, approximate_gelu: bool = False,
                   dtype: torch.dtype | None = None) -> tuple[ModelConfig, GPT]:
-    """Our (ModelConfig, GPT) from a folder holding an HF GPT-2, Llama or Qwen3 (ours or HF's own)."""
+    """Our (ModelConfig, GPT) from a folder holding an HF GPT-2, Llama, Mistral or Qwen3 (ours or HF's own)."""
     transformers = _transformers()
     conf = read_hf_config(hf_dir)
     name = arch_of(conf)

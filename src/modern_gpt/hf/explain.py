@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ..serving.kv_cache import dtype_bytes, human
-from .configs import Arch, normalise
+from .configs import Arch, normalise, window_flags
 from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
 from .fields import FIELDS, FIGURES, NM
 
@@ -128,10 +128,13 @@ def _layer_lines(a: Arch) -> list[str]:
             lines.append(f"chunked attention: {capped} of {L} layers attend only within {w:,}-token chunks "
                          f"(attention_chunk_size), so each keeps at most {w:,} tokens of cache, like a window; "
                          f"{L - capped} attend to the whole context and keep all")
+            lines.append("chunked attention has no flag of ours: attn_window slides with each query, a chunk "
+                         "starts afresh every attention_chunk_size tokens")
         else:
             lines.append(f"sliding window: {capped} of {L} layers keep at most {w:,} tokens, {L - capped} keep all "
                          f"(a sliding layer attends to the last {w:,} tokens only; older ones reach it through "
                          "the full layers)")
+            lines.append(_window_line(a, w))
     nope = a.rope_layers.count(False) if a.pos == "rope" else 0
     if nope:
         lines.append(f"NoPE: {nope} of {L} layers rotate nothing (no_rope_layers 0; in transformers "
@@ -143,6 +146,21 @@ def _layer_lines(a: Arch) -> list[str]:
                      f"behind it, so a head can attend to nothing ({a.n_head} x {L} = {a.n_head * L:,} parameters, "
                      f"no cache); the {a.family} family always has them, no field says so")
     return lines
+
+
+def _window_line(a: Arch, w: int) -> str:
+    """The sliding windows as our two flags (model.attn_window, model.global_every), or why they cannot say them."""
+    flags = window_flags(a.windows, a.max_positions)
+    if isinstance(flags, str):
+        return f"as our flags: none fits: {flags}"
+    window, every = flags
+    if not window:
+        return (f"as our flags: attn_window=0, global_every=0 (a {w:,}-token window hides nothing of the "
+                f"{a.max_positions:,}-token context)")
+    full = list(range(every, a.n_layer + 1, every)) if every else []
+    which = "every layer local" if not every else \
+        f"layers {', '.join(map(str, full[:3]))}{', ...' if len(full) > 3 else ''} full, the others local"
+    return f"as our flags: attn_window={window}, global_every={every} ({which})"
 
 
 def _shape_lines(a: Arch) -> list[str]:

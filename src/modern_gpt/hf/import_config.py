@@ -1,7 +1,8 @@
 """`model_section(config)`: a params.yaml `model:` section with a real model's architecture at a toy size.
 
 The flags (norm, pos, mlp, bias, qk_norm, norm_placement, the query:K/V head ratio, tie_embeddings from
-tie_word_embeddings, logit_softcap from final_logit_softcapping) come from the config; the size defaults to
+tie_word_embeddings, logit_softcap from final_logit_softcapping, attn_window and global_every from sliding_window
+and layer_types where the toy's block_size and n_layer hold them) come from the config; the size defaults to
 params.yaml's CPU recipe (4 layers, 128 wide, 4 heads, 64 context). What the model does that our flags cannot
 say comes back as a list of sentences.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import ModelConfig
-from .configs import normalise
+from .configs import normalise, window_flags
 
 TOY = dict(n_layer=4, n_embd=128, n_head=4, block_size=64)
 
@@ -67,7 +68,7 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
         norm_placement="pre", pos=a.pos, rope_base=a.rope_base if a.rope_base else 10000.0, mlp=mlp,
         mlp_multiple=64, mlp_hidden=max(1, round(width / a.n_embd * size["n_embd"])),
         bias=a.biases == "all", qk_norm=a.qk_norm_kind != "none",
-        tie_embeddings=a.tied, logit_softcap=float(a.final_softcap or 0.0),
+        tie_embeddings=a.tied, logit_softcap=float(a.final_softcap or 0.0), attn_window=0, global_every=0,
     )
     if a.head_dim * a.n_head != a.n_embd and a.mla is None:
         missing.append(f"head_dim {a.head_dim} wider/narrower than hidden/heads ({a.n_embd}/{a.n_head}); "
@@ -84,9 +85,23 @@ def model_section(config: dict, n_layer: int | None = None, n_embd: int | None =
     if a.qk_norm_kind == "across_heads":
         missing.append("QK-norm across all heads at once (one norm over n_head x head_dim), not per head")
     if any(a.windows):
-        n = sum(w is not None for w in a.windows)
-        kind = "chunked attention" if a.window_kind == "chunk" else "sliding-window attention"
-        missing.append(f"{kind} ({n} of {a.n_layer} layers see {next(w for w in a.windows if w)} tokens)")
+        n, w = sum(w is not None for w in a.windows), next(w for w in a.windows if w)
+        flags = window_flags(a.windows, a.max_positions)
+        if a.window_kind == "chunk":
+            missing.append(f"chunked attention ({n} of {a.n_layer} layers see {w} tokens): a chunk starts afresh "
+                           "every attention_chunk_size tokens, attn_window slides")
+        elif isinstance(flags, str):
+            missing.append(f"sliding-window attention ({n} of {a.n_layer} layers see {w} tokens): {flags}")
+        elif flags[0] >= size["block_size"]:
+            missing.append(f"sliding-window attention (attn_window={flags[0]}, global_every={flags[1]}): a window "
+                           f"not below the toy's block_size={size['block_size']} (--block-size above {flags[0]} "
+                           "keeps it): full attention used")
+        elif flags[1] > size["n_layer"]:
+            missing.append(f"sliding-window attention (attn_window={flags[0]}, global_every={flags[1]}): more than "
+                           f"the toy's n_layer={size['n_layer']} (--n-layer {flags[1]} or more keeps it): full "
+                           "attention used")
+        else:
+            section["attn_window"], section["global_every"] = flags
     if a.rope_scaling:
         kind = a.rope_scaling.get("rope_type", a.rope_scaling.get("type"))
         missing.append(f"RoPE scaling ({kind}, factor {a.rope_scaling.get('factor')})")

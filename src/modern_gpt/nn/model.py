@@ -103,46 +103,75 @@ POSITIONS = registered("pos", choices.POSITIONS,
 
 # ----------------------------------------------------------------------------------------- attention
 
+def window_mask(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int) -> torch.Tensor:
+    """Which keys each query of a sliding-window layer sees, (len(q_pos), len(k_pos)) bool: a key at or before
+    the query and fewer than `window` positions back (the query's own token and the window - 1 before it)."""
+    back = q_pos[:, None] - k_pos[None, :]
+    return (back >= 0) & (back < window)
+
+
 class KVCache:
-    """Every layer's keys and values of `batch` sequences, up to block_size tokens: only the n_kv_head K/V
-    heads are stored (under GQA, n_head / n_kv_head times less than multi-head attention keeps), after
-    QK-norm and RoPE, so a stored key never changes. GPT.forward(idx, cache=...) appends idx's tokens."""
+    """Every layer's keys and values of `batch` sequences: only the n_kv_head K/V heads are stored (under GQA,
+    n_head / n_kv_head times less than multi-head attention keeps), after QK-norm and RoPE, so a stored key never
+    changes. A full-attention layer keeps block_size positions; a sliding-window layer keeps only its window, a
+    ring buffer in which position p sits at slot p mod window. GPT.forward(idx, cache=...) appends idx's tokens."""
 
     def __init__(self, cfg: ModelConfig, batch: int, device: torch.device | str = "cpu",
                  dtype: torch.dtype = torch.float32):
         self.block_size = cfg.block_size
-        # (layer, K or V, batch, K/V head, position, head_dim)
-        self.kv = torch.zeros(cfg.n_layer, 2, batch, cfg.n_kv_head, cfg.block_size, cfg.head_dim, device=device,
-                              dtype=dtype)
+        self.windows = cfg.windows
+        # per layer: (K or V, batch, K/V head, position or slot, head_dim)
+        self.kv = [torch.zeros(2, batch, cfg.n_kv_head, w or cfg.block_size, cfg.head_dim, device=device,
+                               dtype=dtype) for w in self.windows]
         self.length = 0                                   # tokens stored per sequence
 
     @property
     def nbytes(self) -> int:
-        """The bytes the cache holds: every layer's K and V at the full context."""
-        return self.kv.numel() * self.kv.element_size()
+        """The bytes the cache holds: K and V of every layer, a window's worth in sliding-window layers."""
+        return sum(t.numel() * t.element_size() for t in self.kv)
 
     def layer(self, i: int) -> LayerKV:
-        return LayerKV(self.kv[i, 0], self.kv[i, 1], self.length)
+        return LayerKV(self.kv[i][0], self.kv[i][1], self.length, self.windows[i])
 
 
 @dataclass(frozen=True)
 class LayerKV:
     """One layer's slice of a KVCache, and where the new tokens go."""
-    k: torch.Tensor                 # (B, n_kv_head, block_size, head_dim)
+    k: torch.Tensor                 # (B, n_kv_head, block_size or window, head_dim)
     v: torch.Tensor
     start: int                      # tokens already stored
+    window: int | None = None       # None: full attention
 
     def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Store the new tokens' keys and values; return every stored token's."""
+        """Full attention: store the new tokens' keys and values; return every stored token's."""
         end = self.start + k.size(2)
         self.k[:, :, self.start:end] = k
         self.v[:, :, self.start:end] = v
         return self.k[:, :, :end], self.v[:, :, :end]
 
+    def slide(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A sliding-window layer: the keys and values the new tokens may see (the ring's, then their own) with
+        those keys' positions; then the last `window` of the new tokens replace the oldest in the ring."""
+        T, W = k.size(2), self.window
+        held = torch.arange(max(0, self.start - W), self.start, device=k.device)   # positions the ring holds
+        new = torch.arange(self.start, self.start + T, device=k.device)
+        keys = torch.cat([self.k[:, :, held % W], k], dim=2)
+        values = torch.cat([self.v[:, :, held % W], v], dim=2)
+        kept = new[-W:]
+        self.k[:, :, kept % W] = k[:, :, -W:]
+        self.v[:, :, kept % W] = v[:, :, -W:]
+        return keys, values, torch.cat([held, new])
+
 
 class Attention(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    """Multi-head or grouped-query self-attention; with a window, a sliding-window layer."""
+
+    def __init__(self, cfg: ModelConfig, window: int | None = None):
         super().__init__()
+        self.window = window
+        if window is not None:                           # training's mask, sliced to the length in hand
+            pos = torch.arange(cfg.block_size)
+            self.register_buffer("local", window_mask(pos, pos, window), persistent=False)
         self.n_head, self.n_kv_head, self.head_dim = cfg.n_head, cfg.n_kv_head, cfg.head_dim
         self.q_proj = nn.Linear(cfg.n_embd, cfg.n_head * self.head_dim, bias=cfg.bias)
         self.k_proj = nn.Linear(cfg.n_embd, cfg.n_kv_head * self.head_dim, bias=cfg.bias)  # narrower under GQA
@@ -163,7 +192,14 @@ class Attention(nn.Module):
         if rope is not None:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         mask, causal = None, True
-        if kv is not None:                               # generation: attend to the stored tokens too
+        if self.window is not None:                      # a sliding-window layer: the mask holds causality too
+            causal = False
+            if kv is None:
+                mask = self.local[:T, :T]
+            else:                                        # the ring's keys and the new ones, by position
+                k, v, k_pos = kv.slide(k, v)
+                mask = window_mask(torch.arange(kv.start, kv.start + T, device=x.device), k_pos, self.window)
+        elif kv is not None:                             # generation: attend to the stored tokens too
             k, v = kv.extend(k, v)
             if kv.start > 0:                             # query i sits at position start + i
                 causal = False
@@ -236,10 +272,10 @@ PLACEMENTS = registered("norm_placement", choices.PLACEMENTS, {"pre": pre_norm, 
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, window: int | None = None):
         super().__init__()
         self.norm1 = make_norm(cfg, cfg.n_embd)
-        self.attn = Attention(cfg)
+        self.attn = Attention(cfg, window)
         self.norm2 = make_norm(cfg, cfg.n_embd)
         self.mlp = MLPS[cfg.mlp](cfg)
         self.wiring = PLACEMENTS[cfg.norm_placement]
@@ -257,7 +293,7 @@ class GPT(nn.Module):
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.n_embd)
         self.pos = POSITIONS[cfg.pos](cfg)
         self.drop = nn.Dropout(cfg.dropout)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.blocks = nn.ModuleList(Block(cfg, w) for w in cfg.windows)   # w: None, or a sliding window
         self.norm_f = make_norm(cfg, cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         if cfg.tie_embeddings:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig
 
 # (flag, value) → the change's name; anything not listed reads 'flag=value'
 NAMES: dict[tuple[str, Any], str] = {
@@ -22,8 +25,19 @@ BASELINE = "Step 1 baseline"
 BOOK = "the book's design"          # the second ladder's row 0: the main ladder's last row
 
 
-def change_name(flag: str, value: Any, n_head: int) -> str:
-    """'RMSNorm', 'GQA (kv=2)', 'MQA (kv=1)', 'multi-head', 'logit soft-cap 15', or 'flag=value'."""
+def layer_pattern(cfg: ModelConfig) -> str:
+    """The layers as nanochat writes them, first to last: S a sliding-window (short) layer, L a full (long) one."""
+    return "".join("L" if w is None else "S" for w in cfg.windows)
+
+
+def change_name(flag: str, value: Any, cfg: ModelConfig) -> str:
+    """'RMSNorm', 'GQA (kv=2)', 'MQA (kv=1)', 'multi-head', 'logit soft-cap 15', 'sliding window 16 (SSSL)', or
+    'flag=value'. cfg: the row's config (the head count, the layer pattern)."""
+    n_head = cfg.n_head
+    if flag in ("attn_window", "global_every") and cfg.attn_window:
+        return f"sliding window {cfg.attn_window} ({layer_pattern(cfg)})"
+    if flag == "attn_window":
+        return "full attention"
     if flag == "n_kv_head":
         if value == n_head:
             return "multi-head"
@@ -33,11 +47,11 @@ def change_name(flag: str, value: Any, n_head: int) -> str:
     return NAMES.get((flag, value), f"{flag}={value}")
 
 
-def row_label(flag: str, value: Any, n_head: int, changed: bool) -> str:
+def row_label(flag: str, value: Any, cfg: ModelConfig, changed: bool) -> str:
     """'+ RMSNorm', or '+ QK-norm (no change)' when the flag's two values agree."""
-    return f"+ {change_name(flag, value, n_head)}" + ("" if changed else " (no change)")
+    return f"+ {change_name(flag, value, cfg)}" + ("" if changed else " (no change)")
 
 
-def revert_label(flag: str, value: Any, n_head: int) -> str:
+def revert_label(flag: str, value: Any, cfg: ModelConfig) -> str:
     """A leave-one-out row: the full model without this change, '− RMSNorm'."""
-    return f"− {change_name(flag, value, n_head)}"
+    return f"− {change_name(flag, value, cfg)}"

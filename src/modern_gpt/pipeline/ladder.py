@@ -51,7 +51,7 @@ def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LAD
             cfg = switch(cfg, flag, value, model)
         except ConfigError as e:
             raise ConfigError(f"ladder row {flag!r}: {e}") from None
-        rows.append(Row(flag, row_label(flag, value, cfg.n_head, changed), cfg, changed))
+        rows.append(Row(flag, row_label(flag, value, cfg, changed), cfg, changed))
     if cfg != model:
         diff = [f.name for f in fields(ModelConfig) if getattr(cfg, f.name) != getattr(model, f.name)]
         raise ConfigError(
@@ -63,7 +63,7 @@ def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LAD
 
 def leave_one_out(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> list[Row]:
     """The full model with one change reverted to its baseline value, for each flag."""
-    return [Row(f"loo_{flag}", revert_label(flag, getattr(model, flag), model.n_head),
+    return [Row(f"loo_{flag}", revert_label(flag, getattr(model, flag), model),
                 switch(model, flag, getattr(baseline, flag), baseline), True) for flag in flags]
 
 
@@ -86,5 +86,5 @@ def beyond(full: Row, train: TrainConfig, spec: BeyondConfig) -> list[Row]:
                 now = getattr(train, flag)
         except ConfigError as e:
             raise ConfigError(f"beyond.{section}.{str(e).removeprefix('train.')}") from None
-        rows.append(Row(f"beyond_{flag}", row_label(flag, now, cfg.n_head, before != now), cfg, before != now, train))
+        rows.append(Row(f"beyond_{flag}", row_label(flag, now, cfg, before != now), cfg, before != now, train))
     return rows

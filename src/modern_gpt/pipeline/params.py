@@ -96,8 +96,16 @@ def parse(raw: Any) -> Params:
                     beyond=section(BeyondConfig, s["beyond"], "beyond"))
     params.rows(vocab_size=1)                                   # the ladders must resolve, now
     params.leave_one_out(vocab_size=1)
-    full = params.rows(vocab_size=1)[-1]                        # the second ladder's values, even when it is off
-    beyond(full, train, dataclasses.replace(params.beyond, ladder=params.beyond.ladder or list(params.beyond.values)))
+    full = params.rows(vocab_size=1)[-1]                        # the second ladder's values, even when it is off:
+    if params.beyond.ladder:                                    # on, as its rows resolve on the model
+        beyond(full, train, params.beyond)
+    else:                                                       # off, each on its own (a window need not fit a
+        for flag, value in params.beyond.model.items():         # block_size shortened while the ladder is off)
+            try:
+                ModelConfig(**{flag: value, **({"block_size": value + 1} if flag == "attn_window" else {})})
+            except ConfigError as e:
+                raise ConfigError(f"beyond.model.{e}") from None
+        beyond(full, train, dataclasses.replace(params.beyond, ladder=list(params.beyond.train), model={}))
     check_launch(params.launch, train.batch_size)
     beyond_slugs = [f"beyond_{flag}" for flag in params.beyond.ladder]
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds))

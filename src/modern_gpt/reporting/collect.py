@@ -17,9 +17,10 @@ Records = Callable[[str, list[int]], list[RunRecord]]     # (row slug, seeds) â†
 
 
 def collect(listing: dict, meta: dict, floor: dict | None, section: Any, records: Records,
-            served: list[dict]) -> Results:
+            served: list[dict], beyond_served: list[dict] = ()) -> Results:
     """listing: configs/plan.json; meta: data/tokenized/meta.json; floor: the generated corpus's floor.json (None
-    for another corpus); section: params.yaml's report section; served: the rows' serve records, in row order."""
+    for another corpus); section: params.yaml's report section; served: the rows' serve records, in row order;
+    beyond_served: the second ladder's, likewise."""
     s = report_settings(section, train_chars_per_token=meta["train"]["chars"] / meta["train"]["tokens"],
                         val_chars_per_token=meta["val"]["chars"] / meta["val"]["tokens"],
                         floor=floor["nats_per_char"] if floor else None)
@@ -53,7 +54,7 @@ def collect(listing: dict, meta: dict, floor: dict | None, section: Any, records
     return Results(rows, s, info, aa=aa, loo=loo, reruns=reruns, perturbation=listing["rerun_perturbation"],
                    sweep=sweep, pairs=at_best(sweep, rows, confidence=s.confidence, band_sds=s.borderline),
                    uniform=math.log(meta["vocab_size"]), serve=served, beyond=beyond, beyond_provenance=beyond_info,
-                   beyond_sweep=beyond_sweep,
+                   beyond_sweep=beyond_sweep, beyond_serve=list(beyond_served),
                    beyond_pairs=at_best(grid, beyond, confidence=s.confidence, band_sds=s.borderline))
 
 

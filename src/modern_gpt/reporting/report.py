@@ -395,6 +395,13 @@ def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_n
 
 # ------------------------------------------------------------------------------------- serving
 
+def attention(m: dict) -> str:
+    """A served row's attention, as the serving table shows it: 'full', or 'window 16 on 3 of 4 layers'."""
+    windows = m.get("windows") or []
+    local = [w for w in windows if w is not None]
+    return f"window {local[0]} on {len(local)} of {len(windows)} layers" if local else "full"
+
+
 def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> list[str]:
     """What each row costs to generate with (the serve stage's measurements, one dict per row), and what it
     wrote."""
@@ -402,11 +409,15 @@ def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> l
     budget = s.serving_budget_gib * 2 ** 30
     first = served[0]
     cfg = first["settings"]
+    windowed = any(attention(m) != "full" for m in served)        # the attention column, only where it varies
     body, notes, above = [], [], None
 
     def sequences(m: dict) -> int:
         """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
         return max(0, int((budget - m["weights_bytes"]) // m["kv_bytes_per_sequence"]))
+
+    def shape(m: dict) -> str:
+        return f"{m['n_kv_head']} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
 
     for r in rows:
         m = by_slug.get(r.slug)
@@ -414,22 +425,25 @@ def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> l
             continue
         fits = sequences(m)
         ratio = m["kv_bytes_per_sequence"] / above["kv_bytes_per_sequence"] if above else None
-        body.append([r.label, str(m["n_kv_head"]), human(m["kv_bytes_per_token"]), human(m["kv_bytes_per_sequence"]),
+        body.append([r.label, str(m["n_kv_head"]), *([attention(m)] if windowed else []),
+                     human(m["kv_bytes_per_token"]), human(m["kv_bytes_per_sequence"]), human(m["kv_bytes_tensor"]),
                      f"{ratio:.2f}×" if ratio is not None and ratio != 1 else "", f"{fits:,}",
                      f"{m['prefill_tokens_per_sec']:,.0f}", f"{m['decode_tokens_per_sec']:,.0f}"])
         if ratio is not None and ratio != 1:
             notes.append(W.SERVING_SAVING.format(
-                row=r.label, ratio=ratio, heads_above=above["n_kv_head"], heads=m["n_kv_head"],
+                row=r.label, ratio=ratio, shape_above=shape(above), shape=shape(m),
                 fit_above=sequences(above), fit=fits, budget=s.serving_budget_gib,
                 decode_above=above["decode_tokens_per_sec"], decode=m["decode_tokens_per_sec"]))
         above = m
     machines = sorted({f"{m['machine']}, {m['threads']} threads, torch {m['torch']}" for m in served})
-    head = ["variant", "K/V heads", "KV cache per token", f"per sequence ({first['context']} tokens)",
-            "vs row above", f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
+    head = ["variant", "K/V heads", *(["attention"] if windowed else []), "KV cache per token",
+            f"per sequence ({first['context']} tokens)", "cache tensor", "vs row above",
+            f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
     text = [
         "## Serving cost",
-        W.SERVING,
-        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * 7, disable_numparse=True),
+        W.SERVING + (" " + W.SERVING_WINDOW if windowed else ""),
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
+                 disable_numparse=True),
         *notes,
         W.SERVING_MEASURED.format(seed=first["seed"], repeats=cfg["repeats"], batch=cfg["batch"],
                                   prompt=len(first["prompt"]), new=first["new_tokens"], machines="; ".join(machines)),
@@ -499,6 +513,8 @@ def build_beyond(results: Results) -> str:
     if results.beyond_sweep:                    # its rows of the grid; the plot beside ablation.md draws them too
         parts += sweep_section(list(results.beyond_sweep), list(results.beyond_pairs), s, None,
                                rows[0].runs[0].train.lr, results.uniform)
+    if results.beyond_serve:
+        parts += serving_section(rows, list(results.beyond_serve), s)
     parts.append(f"¹ {SEEDS_NEEDED_METHOD}")
     return "\n\n".join(parts) + "\n"
 

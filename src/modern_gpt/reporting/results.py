@@ -102,6 +102,7 @@ class Results:
     pairs: list = ()                            # sweep.AtBest: covered rows compared at their best rates
     uniform: float | None = None                # ln(vocab): the loss of guessing every token equally
     serve: list[dict] = ()                      # each row's serve stage record, in row order
+    beyond_serve: list[dict] = ()               # the second ladder's rows' serve records, its row 0's first
     beyond: list[RowResult] = ()                # the second ladder (beyond:): row 0 the book's design, each row
                                                 # against the row above; () when it is off
     beyond_provenance: dict[str, str] = field(default_factory=dict)

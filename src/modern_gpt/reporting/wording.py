@@ -126,7 +126,11 @@ SERVING = (
     "heads × head size × 4 (float32), computed from each row's shape and checked against the real cache tensor's "
     "size. Sequences that fit: (the budget − one copy of the weights) ÷ one full-context sequence's cache "
     "(`report.serving_budget_gib`).")
-SERVING_SAVING = ("**{row}** keeps {ratio:.2f}× the KV cache of the row above ({heads_above} → {heads} K/V heads), "
+SERVING_WINDOW = (
+    "A sliding-window layer keeps only its window's tokens (a ring buffer: the newest token takes the oldest's "
+    "slot), so per sequence it holds min(context, window) tokens where a full layer holds the context; the cache "
+    "tensor column is the bytes of the tensors generation really allocates.")
+SERVING_SAVING = ("**{row}** keeps {ratio:.2f}× the KV cache of the row above ({shape_above} → {shape}), "
                   "so {fit_above:,} → {fit:,} full-context sequences fit in {budget:g} GiB; decode speed "
                   "{decode_above:,.0f} → {decode:,.0f} tokens/s.")
 SERVING_MEASURED = (

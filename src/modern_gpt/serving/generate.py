@@ -51,7 +51,8 @@ def generate(model: GPT, prompt: torch.Tensor, new_tokens: int, *, temperature: 
     model.eval()
     generator = torch.Generator().manual_seed(seed)
     steps = min(new_tokens, model.cfg.block_size - prompt.size(1))
-    kv = KVCache(model.cfg, prompt.size(0), prompt.device) if cache else None
+    dtype = next(model.parameters()).dtype                 # the cache holds what the layers compute
+    kv = KVCache(model.cfg, prompt.size(0), prompt.device, dtype) if cache else None
     seq = prompt
     logits = model(prompt, cache=kv)[0][:, -1]
     for i in range(steps):
@@ -83,7 +84,7 @@ def timings(model: GPT, batch: int, prompt_len: int, new_tokens: int, *, repeats
     sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
 
     def once() -> tuple[float, float]:
-        kv = KVCache(model.cfg, batch, device) if cache else None
+        kv = KVCache(model.cfg, batch, device, next(model.parameters()).dtype) if cache else None
         sync()
         t0 = time.perf_counter()
         logits = model(prompt, cache=kv)[0][:, -1]
@@ -108,7 +109,8 @@ def timings(model: GPT, batch: int, prompt_len: int, new_tokens: int, *, repeats
 
 def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.device | str = "cpu") -> dict:
     """What one trained model costs to serve, and what it writes: a sample after `prompt` (sampled with the
-    settings `s`), the KV cache's bytes (computed, and the cache tensor's real size), the weights' bytes, and
+    settings `s`), the KV cache's bytes (computed, sliding-window layers capped at their window, and the cache
+    tensor's real size: the two must agree), the weights' bytes, and
     prefill / decode tokens per second (median of s.repeats, s.batch sequences, greedy)."""
     from .kv_cache import kv_cache
     cfg = model.cfg
@@ -118,14 +120,14 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
     new = min(s.new_tokens, cfg.block_size - len(prompt))
     out = generate(model, torch.tensor([prompt], device=device), new, temperature=s.temperature,
                    top_k=s.top_k or None, seed=s.seed)
-    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size)
+    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size, windows=cfg.windows)
     real = KVCache(cfg, batch=1, device=device)
     if real.nbytes != computed.bytes_per_sequence:            # the arithmetic and the tensor must agree
         raise AssertionError(f"KV cache: computed {computed.bytes_per_sequence} bytes, tensor {real.nbytes}")
     t = timings(model, s.batch, len(prompt), new, repeats=s.repeats, device=device)
     return {
         "sample": out[0, len(prompt):].tolist(),
-        "n_kv_head": cfg.n_kv_head, "context": cfg.block_size,
+        "n_kv_head": cfg.n_kv_head, "context": cfg.block_size, "windows": list(cfg.windows),
         "kv_bytes_per_token": computed.bytes_per_token, "kv_bytes_per_sequence": computed.bytes_per_sequence,
         "kv_bytes_tensor": real.nbytes,
         "weights_bytes": sum(p.numel() * p.element_size() for p in model.parameters()),
