@@ -25,6 +25,7 @@ from modern_gpt.hf.convert import (  # noqa: E402
     export, from_hf, hf_class, hf_config, import_folder, to_hf,
 )
 from modern_gpt.config import ModelConfig  # noqa: E402
+from modern_gpt.serving.generate import generate  # noqa: E402
 from modern_gpt.nn import GPT  # noqa: E402
 
 ATOL = 1e-5
@@ -135,10 +136,7 @@ def test_greedy_tokens_match_hf_generate(case):
     with torch.no_grad():
         out = hf.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False, max_new_tokens=20,
                           pad_token_id=0)
-        seq = prompt
-        for _ in range(20):                          # no KV cache: the whole sequence every step
-            nxt = model(seq)[0][:, -1].argmax(-1, keepdim=True)
-            seq = torch.cat([seq, nxt], dim=1)
+    seq = generate(model, prompt, 20, temperature=0, cache=False)   # no KV cache: the whole sequence every step
     assert out.shape == (1, 23)
     assert out.tolist() == seq.tolist()
     assert len(set(seq[0, 3:].tolist())) > 1         # not a degenerate repeat of one token
@@ -148,7 +146,6 @@ def test_greedy_tokens_match_hf_generate(case):
 def test_windowed_greedy_tokens_match_hf_generate_with_both_caches(case):
     """Past the window: HF's sliding cache layers (the last window - 1 tokens beside the new one) and our ring
     buffer give the tokens the whole sequence gives."""
-    from modern_gpt.nn.model import KVCache
     cfg, _ = CASES[case]
     model = our_model(cfg, seed=3)
     hf = to_hf(model, attn_implementation="eager")
@@ -156,14 +153,8 @@ def test_windowed_greedy_tokens_match_hf_generate_with_both_caches(case):
     with torch.no_grad():
         out = hf.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False, max_new_tokens=20,
                           pad_token_id=0, return_dict_in_generate=True)
-        seq = prompt
-        for _ in range(20):
-            seq = torch.cat([seq, model(seq)[0][:, -1].argmax(-1, keepdim=True)], dim=1)
-        kv = KVCache(cfg, 1, dtype=torch.float64)       # ours with the ring buffer: one token a step
-        ours, logits = prompt, model(prompt, cache=kv)[0][:, -1]
-        for _ in range(20):
-            ours = torch.cat([ours, logits.argmax(-1, keepdim=True)], dim=1)
-            logits = model(ours[:, -1:], cache=kv)[0][:, -1]
+    seq = generate(model, prompt, 20, temperature=0, cache=False)
+    ours = generate(model, prompt, 20, temperature=0)    # ours with the ring buffer: one token a step
     assert out.sequences.shape == (1, 23) and 23 > 3 * cfg.attn_window
     assert out.sequences.tolist() == seq.tolist() == ours.tolist()
     assert len(set(seq[0, 3:].tolist())) > 1
