@@ -22,7 +22,6 @@ from modern_gpt.pipeline.params import check_all
 from modern_gpt.pipeline.plan import plan
 
 PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
-OPTIONAL = ("launch", "ablation", "sweep", "beyond", "serve", "report")
 
 
 def main() -> None:
@@ -30,15 +29,15 @@ def main() -> None:
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
-    p = check_all(params.load(PARAMS, optional=OPTIONAL))     # an unknown section is refused there, by name
-    configs, listing = plan(p, read_json(args.meta))
+    p = check_all(params.load(PARAMS, optional=params.OPTIONAL))     # an unknown section is refused there, by name
+    configs, planned = plan(p, read_json(args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have
         if stale.stem not in configs and stale.name != "plan.json":
             stale.unlink()
     for slug, config in configs.items():
         write_json(out / f"{slug}.json", config)
-    write_json(out / "plan.json", listing)
+    write_json(out / "plan.json", planned.to_dict())
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """Stage report: reports/ablation.md from exactly the runs the plan lists, with its plot, metrics and CSVs.
 
-Reads configs/plan.json (rows, labels, seeds, optional runs: A/A, leave one out, reruns, the learning-rate
-grid), each listed run's record (data/runs/<row>/<seed>/run.json: never a glob, so runs left from a larger
-grid are never read), each row's serve record, the corpus meta and its floor. This stage measures nothing,
+Reads configs/plan.json (core.stage_records.Plan: the ladders' rows, labels, seeds, optional runs: A/A, leave one
+out, reruns, the learning-rate grid), each listed run's record (data/runs/<row>/<seed>/run.json: never a glob, so
+runs left from a larger grid are never read), each row's serve record (data/serve/<row>.json, a ServeRecord), the
+corpus meta and its floor. This stage measures nothing,
 so the same runs give the same report on any machine (reporting.collect).
 """
 
@@ -18,6 +19,7 @@ from modern_gpt.core import params
 from modern_gpt.core.files import read_json
 from modern_gpt.core.records import RunRecord
 from modern_gpt.core.stage import stage_main
+from modern_gpt.core.stage_records import Plan, ServeRecord
 from modern_gpt.reporting.collect import collect
 from modern_gpt.reporting.files import write_report
 
@@ -32,18 +34,20 @@ def main() -> None:
     ap.add_argument("--serve", default="data/serve", help="the serve stage's <row>.json files")
     args = ap.parse_args()
     section = params.load(PARAMS, optional=PARAMS)["report"]
-    listing = read_json("configs/plan.json")
+    plan = Plan.from_dict(read_json("configs/plan.json"))
     meta = read_json("data/tokenized/meta.json")
 
     def records(slug: str, seeds: list[int]) -> list[RunRecord]:
         return [RunRecord.from_dict(read_json(f), str(f))
                 for f in (Path(args.runs) / slug / f"{seed}" / "run.json" for seed in seeds)]
 
+    def served(slug: str) -> ServeRecord:
+        f = Path(args.serve) / f"{slug}.json"
+        return ServeRecord.from_dict(read_json(f), str(f))
+
     generated = Path(meta["corpus"]["path"]) == Path(GENERATED) / "sanskrit.txt"
     floor = read_json(Path(GENERATED) / "floor.json") if generated else None
-    served = [[read_json(Path(args.serve) / f"{r['slug']}.json") for r in listing[rows]] for rows in ("rows", "beyond")]
-    write_report(collect(listing, meta, floor, section, records, *served), Path(args.out))
-
+    write_report(collect(plan, meta, floor, section, records, served), Path(args.out))
 
 if __name__ == "__main__":
     stage_main(main)

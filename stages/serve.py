@@ -32,11 +32,11 @@ def main() -> None:
     ap.add_argument("--data", default="data/tokenized")
     ap.add_argument("--out", default="data/serve")
     args = ap.parse_args()
-    s = section(ServeConfig, params.load(PARAMS, optional=PARAMS)["serve"], "serve")
+    s = section(ServeConfig, params.load(PARAMS)["serve"], "serve")
     data = Path(args.data)                                     # plan checked serve.run_seed is one of seeds
     record = serve_record(args.row, s.run_seed, load_run(Path(args.runs) / args.row / str(s.run_seed)),
                           load_tokenizer(read_json(data / "tokenizer.json")), load_tokens(data / "val.bin"), s)
-    write_json(Path(args.out) / f"{args.row}.json", record)
+    write_json(Path(args.out) / f"{args.row}.json", record.to_dict())
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
+import dataclasses
 import random
 
 import pytest
 import torch
 
 from modern_gpt.config import ModelConfig
-from modern_gpt.pipeline.ladder import LADDER, MODERN, ladder
+from modern_gpt.core.params import project_params
+from modern_gpt.pipeline.params import parse
 
 
 def toy_text(n_chars: int = 6000, seed: int = 0) -> str:
@@ -23,9 +25,11 @@ def tiny_cfg() -> ModelConfig:
 
 
 def tiny_rows(vocab_size: int = 17, **shape):
-    base = ModelConfig(**{**dict(vocab_size=vocab_size, block_size=16, n_layer=2, n_head=4, n_kv_head=4, n_embd=32), **shape})
-    modern = ModelConfig(**{**base.to_dict(), **MODERN})
-    return ladder(base, modern, LADDER)
+    """params.yaml's ladder (the book's design) at a tiny size; `shape` sets a field at both ends."""
+    p = parse(project_params())
+    tiny = {**dict(block_size=16, n_layer=2, n_head=4, n_embd=32), **shape}
+    baseline = {**p.baseline, **{k: v for k, v in tiny.items() if k in p.baseline}}
+    return dataclasses.replace(p, model={**p.model, **tiny}, baseline=baseline).rows(vocab_size)
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,13 @@ import pytest
 
 import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
+from modern_gpt.core.params import project_params
 from modern_gpt.reporting.report import quick_line as format_row
 from modern_gpt.reporting.results import row_result
 from modern_gpt.reporting.stats import compare, verdict_text
 
 ROOT = Path(__file__).resolve().parents[1]
+PARAMS = project_params()                   # the quick command's design, and its CPU profile's shape
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 
 
@@ -84,8 +86,22 @@ def test_help_names_the_books_spelling_and_bench_help_its_own_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "--help"])
     bench_help = " ".join(capsys.readouterr().out.split())
-    assert "shape (defaults: nanoGPT's CPU recipe: 4 layers, 4 heads, 128 wide, 64 context, batch 12)" in bench_help
+    m, batch = PARAMS["model"], PARAMS["train"]["batch_size"]
+    assert (f"shape (defaults: params.yaml's model: shape and train.batch_size, now {m['n_layer']} layers, "
+            f"{m['n_head']} heads, {m['n_embd']} wide, {m['block_size']} context, batch {batch})") in bench_help
     assert "--smoke" not in bench_help                                   # bench has no --smoke
+
+
+def test_the_quick_commands_rows_are_params_yamls_design_at_the_profiles_shape():
+    from modern_gpt.cli import rows_for
+    from modern_gpt.cli.profiles import SMOKE, cpu
+    from modern_gpt.pipeline.params import parse
+    pipeline = parse(PARAMS).rows(vocab_size=65)
+    assert [r.config for r in rows_for(cpu(), 65, None)] == [r.config for r in pipeline]   # cpu: the pipeline's shape
+    smoke = rows_for(SMOKE, 65, None)
+    assert [r.label for r in smoke] == LABELS and [r.slug for r in smoke] == [r.slug for r in pipeline]
+    assert (smoke[0].config.n_layer, smoke[0].config.n_embd, smoke[0].config.head_dim) == (2, 64, 16)   # re-derived
+    assert smoke[0].config.n_kv_head == 4 and rows_for(SMOKE, 65, 1)[-2].label == "+ MQA (kv=1)"
 
 
 def test_the_quick_command_prints_the_honest_reading_under_its_table(capsys):

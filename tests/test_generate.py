@@ -8,12 +8,14 @@ import pytest
 import torch
 
 from modern_gpt.cli import main
-from modern_gpt.core.errors import ConfigError
+from modern_gpt.core.errors import ConfigError, DataError
+from modern_gpt.core.params import project_params
+from modern_gpt.core.stage_records import ServeRecord
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.pipeline.params import load
 from modern_gpt.reporting.report import build, fence
-from modern_gpt.reporting.results import Results
+from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.config.sections import ServeConfig, section
 from modern_gpt.serving.generate import generate, serve_row, timings
@@ -22,6 +24,7 @@ from test_report import ladder
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = load(ROOT / "params.yaml").rows(vocab_size=19)
 FULL = dataclasses.replace(ROWS[-1].config, block_size=32, n_layer=2, n_embd=32)
+SERVE = project_params()["serve"]                 # params.yaml's serve: section, the one definition of its values
 
 
 @pytest.mark.parametrize("temperature, top_k", [(0.0, None), (1.0, None), (0.8, 5)])
@@ -47,7 +50,7 @@ def test_a_prompt_longer_than_the_context_is_one_line():
 
 
 def test_serve_row_measures_and_checks_the_cache():
-    s = section(ServeConfig, {"new_tokens": 10, "repeats": 2, "batch": 2}, "serve")
+    s = section(ServeConfig, {**SERVE, "new_tokens": 10, "repeats": 2, "batch": 2}, "serve")
     model = GPT(FULL).eval()
     row = serve_row(model, [1, 2, 3], s)
     assert len(row["sample"]) == 10 and row["new_tokens"] == 10
@@ -64,23 +67,40 @@ def test_serve_row_measures_and_checks_the_cache():
     ({"top_k": 1.5}, "serve.top_k=1.5: must be an integer"),
     ({"colour": 1}, "serve.colour: unknown key"),
     ("x", "serve: must be a mapping"),
+    (None, "serve.prompt_tokens: missing"),                 # no serve: section: every key is params.yaml's to give
 ])
 def test_bad_serve_settings_are_one_line(raw, message):
+    raw = {**SERVE, **raw} if isinstance(raw, dict) else raw
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         section(ServeConfig, raw, "serve")
 
 
 def served(rows, kv_heads):
-    return [{"slug": r.slug, "seed": 0, "settings": dataclasses.asdict(ServeConfig()), "prompt": [1, 2], "prompt_text": "रामः ",
-             "machine": "CPU X", "threads": 2, "torch": "2.13.0", "n_kv_head": k, "context": 64,
-             "kv_bytes_per_token": 1024 * k, "kv_bytes_per_sequence": 65536 * k, "kv_bytes_tensor": 65536 * k,
-             "weights_bytes": 3_000_000, "prefill_tokens_per_sec": 5000.0, "decode_tokens_per_sec": 900.0 + k,
-             "new_tokens": 48, "sample": [3], "sample_text": f"वनम् {k}"} for r, k in zip(rows, kv_heads)]
+    settings = section(ServeConfig, SERVE, "serve")
+    return [ServeRecord(slug=r.slug, seed=0, settings=settings, prompt=(1, 2), prompt_text="रामः ", sample=(3,),
+                        n_kv_head=k, context=64, windows=(None,) * 4, kv_bytes_per_token=1024 * k,
+                        kv_bytes_per_sequence=65536 * k, kv_bytes_tensor=65536 * k, weights_bytes=3_000_000,
+                        prefill_tokens_per_sec=5000.0, decode_tokens_per_sec=900.0 + k, new_tokens=48,
+                        sample_text=f"वनम् {k}", machine="CPU X", device="cpu", threads=2, torch="2.13.0",
+                        python="3.11.7") for r, k in zip(rows, kv_heads)]
+
+
+def test_a_serve_record_goes_out_and_comes_back_the_same(tmp_path):
+    record = served(ladder([[1.0, 1.01, 1.02]]), [2])[0]
+    path = tmp_path / "serve.json"
+    path.write_text(json.dumps(record.to_dict()))
+    assert ServeRecord.from_dict(json.loads(path.read_text())) == record
+    old = {k: v for k, v in record.to_dict().items() if k not in ("windows", "device")}    # an older version's file
+    with pytest.raises(DataError, match=r"^serve record: not a ServeRecord of this version .*rerun it: dvc repro$"):
+        ServeRecord.from_dict(old)
+    bad = {**record.to_dict(), "settings": {**record.to_dict()["settings"], "batch": 0}}
+    with pytest.raises(DataError, match=r"^serve record: batch=0: must be an integer .*; rerun it: dvc repro$"):
+        ServeRecord.from_dict(bad)
 
 
 def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
     rows = ladder([[1.0, 1.01, 1.02], [0.99, 1.0, 1.01], [0.98, 0.99, 1.0]])
-    text = build(Results(rows, Settings(), serve=served(rows, [4, 4, 2]))).markdown
+    text = build(Results([Ladder("main", rows, serve=served(rows, [4, 4, 2]))], Settings())).markdown
     assert "## Serving cost" in text and "## Samples" in text
     lines = [line for line in text.splitlines() if line.startswith("| + RoPE")]
     assert [c.strip() for c in lines[0].strip("|").split("|")] == [
@@ -90,7 +110,7 @@ def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
             "131,049 full-context sequences fit in 16 GiB") in text
     assert "| attention |" not in text                              # no row has a window: no column for it
     assert "```text\nरामः वनम् 2\n```" in text and "on CPU X, 2 threads" in text
-    assert "## Serving cost" not in build(Results(rows, Settings())).markdown
+    assert "## Serving cost" not in build(Results([Ladder("main", rows)], Settings())).markdown
 
 
 def test_a_fence_is_longer_than_any_backticks_inside():
@@ -192,11 +212,12 @@ def test_sample_refuses_what_is_not_a_run_in_one_line(run_dir, capsys):
 def test_the_serving_section_shows_a_windows_saving_computed_and_from_the_tensor():
     rows = ladder([[1.0, 1.01, 1.02], [0.99, 1.0, 1.01]])
     full, windowed = served(rows, [2, 2])
-    full.update(windows=[None] * 4, kv_bytes_per_token=8192, kv_bytes_per_sequence=2048 * 256,
-                kv_bytes_tensor=2048 * 256)                 # 4 layers x 64 tokens x 2048 bytes per layer-token
-    windowed.update(windows=[16, 16, 16, None], kv_bytes_per_token=8192, kv_bytes_per_sequence=2048 * 112,
-                    kv_bytes_tensor=2048 * 112, decode_tokens_per_sec=850.0)   # 3 x 16 + 64 layer-tokens
-    text = build(Results(rows, Settings(), serve=[full, windowed])).markdown
+    full = dataclasses.replace(full, windows=(None,) * 4, kv_bytes_per_token=8192, kv_bytes_per_sequence=2048 * 256,
+                               kv_bytes_tensor=2048 * 256)                 # 4 layers x 64 tokens x 2048 bytes per layer-token
+    windowed = dataclasses.replace(windowed, windows=(16, 16, 16, None), kv_bytes_per_token=8192,
+                                   kv_bytes_per_sequence=2048 * 112, kv_bytes_tensor=2048 * 112,
+                                   decode_tokens_per_sec=850.0)   # 3 x 16 + 64 layer-tokens
+    text = build(Results([Ladder("main", rows, serve=[full, windowed])], Settings())).markdown
     line = next(x for x in text.splitlines() if x.startswith(f"| {rows[1].label}"))
     assert [c.strip() for c in line.strip("|").split("|")] == [
         rows[1].label, "2", "window 16 on 3 of 4 layers", "8 KiB", "224 KiB", "224 KiB", "0.44×",

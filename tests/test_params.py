@@ -4,6 +4,7 @@ Each section is checked by the code of the stage that reads it: the ladder's sec
 pipeline.params.parse, the corpus sections by corpus.settings, the report's by reporting.settings.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,9 @@ import yaml
 from modern_gpt.core import params as params_file
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.params import read_yaml
+from modern_gpt.core.stage_records import Plan
 from modern_gpt.config.sections import DataConfig, GenerateConfig, ReportConfig, TokenizerConfig, section
-from modern_gpt.pipeline.params import load, parse
+from modern_gpt.pipeline.params import check_all, load, parse
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import BAND
 
@@ -188,6 +190,14 @@ def test_parse_reads_only_the_ladder_sections():
     assert [r.label for r in parse(raw).rows(vocab_size=50)] == SEVEN_ROWS
 
 
+def test_the_plan_refuses_a_params_yaml_without_its_serve_section_in_one_line():
+    """serve: has no defaults in code: params.yaml is the one definition of the sampling settings."""
+    raw = default()
+    del raw["serve"]                                    # read as stages/plan.py reads it
+    one_line(lambda: check_all(params_file.sections(raw, params_file.SECTIONS, params_file.OPTIONAL)),
+             "params: section 'serve' is missing")
+
+
 def test_the_ladder_must_start_with_baseline_and_says_so_in_one_line():
     raw = with_("ladder", None, ["norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"])
     with pytest.raises(ConfigError) as e:
@@ -263,17 +273,17 @@ def test_rerun_rows_get_their_own_configs_with_perturbed_initial_weights():
     from modern_gpt.pipeline.plan import plan
     meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = with_("ablation", "rerun", ["qk_norm", "baseline", "pos"])           # any order: ladder order out
-    configs, listing = plan(parse(raw), meta)
-    assert [r["slug"] for r in listing["rerun"]] == ["rerun_baseline", "rerun_pos", "rerun_qk_norm"]
-    assert [r["of"] for r in listing["rerun"]] == ["baseline", "pos", "qk_norm"]
-    assert listing["rerun_perturbation"] == 1e-7
+    configs, planned = plan(parse(raw), meta)
+    assert [r.slug for r in planned.rerun] == ["rerun_baseline", "rerun_pos", "rerun_qk_norm"]
+    assert [r.of for r in planned.rerun] == ["baseline", "pos", "qk_norm"]
+    assert planned.rerun_perturbation == 1e-7
     for row in ("baseline", "pos", "qk_norm"):
         again, original = configs[f"rerun_{row}"], configs[row]
         assert again["model"] == original["model"]
         assert again["train"] == {**original["train"], "init_perturbation": 1e-7}
         assert original["train"]["init_perturbation"] == 0.0
-    configs, listing = plan(parse(default()), meta)                              # off by default
-    assert listing["rerun"] == [] and not any(k.startswith("rerun_") for k in configs)
+    configs, planned = plan(parse(default()), meta)                              # off by default
+    assert planned.rerun == () and not any(k.startswith("rerun_") for k in configs)
 
 
 def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_scaled():
@@ -281,12 +291,12 @@ def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_s
     meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = default()
     raw["sweep"] = {"lr": [4, 0.5], "rows": ["qk_norm", "n_kv_head"], "seeds": [2, 0]}   # any order: ladder
-    configs, listing = plan(parse(raw), meta)                                          # and seed order out
-    grid = listing["sweep"]
-    assert grid["lr"] == raw["train"]["lr"] and grid["seeds"] == [0, 2]
-    assert [r["slug"] for r in grid["rows"]] == ["n_kv_head", "qk_norm"]
-    assert [c["slug"] for c in grid["rows"][1]["runs"]] == ["sweep_qk_norm_x4", "sweep_qk_norm_x0.5"]
-    assert [c["multiple"] for c in grid["rows"][1]["runs"]] == [4.0, 0.5]
+    configs, planned = plan(parse(raw), meta)                                          # and seed order out
+    grid = planned.sweep
+    assert grid.lr == raw["train"]["lr"] and grid.seeds == (0, 2)
+    assert [r.slug for r in grid.rows] == ["n_kv_head", "qk_norm"]
+    assert [c.slug for c in grid.rows[1].runs] == ["sweep_qk_norm_x4", "sweep_qk_norm_x0.5"]
+    assert [c.multiple for c in grid.rows[1].runs] == [4.0, 0.5]
     for row in ("n_kv_head", "qk_norm"):
         for m in (4, 0.5):
             mine, main = configs[f"sweep_{row}_x{m}"], configs[row]
@@ -294,27 +304,28 @@ def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_s
             assert mine["train"] == {**main["train"], "lr": main["train"]["lr"] * m,
                                      "min_lr": main["train"]["min_lr"] * m}
     raw["sweep"] = {"lr": [], "rows": ["qk_norm"]}                              # an empty grid: off
-    configs, listing = plan(parse(raw), meta)
-    assert listing["sweep"]["rows"] == [] and not any(k.startswith("sweep_") for k in configs)
+    configs, planned = plan(parse(raw), meta)
+    assert planned.sweep.rows == () and not any(k.startswith("sweep_") for k in configs)
     del raw["sweep"]                                                            # no section: off too
-    assert plan(parse(raw), meta)[1]["sweep"]["rows"] == []
+    assert plan(parse(raw), meta)[1].sweep.rows == ()
 
 
 def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from_the_books_design():
     from modern_gpt.pipeline.plan import plan
     meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
-    configs, listing = plan(parse(default()), meta)
-    assert default()["beyond"]["ladder"] == [] and listing["beyond"] == []
+    configs, planned = plan(parse(default()), meta)
+    assert default()["beyond"]["ladder"] == [] and [x.name for x in planned.ladders] == ["main"]
     assert not any(k.startswith("beyond_") for k in configs)
     del_raw = default()
     del del_raw["beyond"]                                                       # no section: off too
-    assert plan(parse(del_raw), meta)[1]["beyond"] == []
+    assert plan(parse(del_raw), meta)[1].ladder("beyond") is None
 
-    configs, listing = plan(parse(beyond_on()), meta)
-    assert [r["slug"] for r in listing["beyond"]] == ["qk_norm", *[f"beyond_{f}" for f in BEYOND]]
-    assert [r["label"] for r in listing["beyond"]] == ["the book's design", "+ ReLU²", "+ untied head",
-                                                        "+ logit soft-cap 15", "+ Muon"]
-    assert "qk_norm" in configs and listing["rows"][-1]["slug"] == "qk_norm"     # row 0: the main table's runs
+    configs, planned = plan(parse(beyond_on()), meta)
+    beyond = planned.ladder("beyond").rows
+    assert [r.slug for r in beyond] == ["qk_norm", *[f"beyond_{f}" for f in BEYOND]]
+    assert [r.label for r in beyond] == ["the book's design", "+ ReLU²", "+ untied head", "+ logit soft-cap 15",
+                                         "+ Muon"]
+    assert "qk_norm" in configs and planned.ladders[0].rows[-1].slug == "qk_norm"   # row 0: the main table's runs
     before = configs["qk_norm"]
     for flag, section, value in [("mlp", "model", "relu2"), ("tie_embeddings", "model", False),
                                  ("logit_softcap", "model", 15.0), ("optimizer", "train", "muon")]:
@@ -322,7 +333,8 @@ def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from
         changed = {(s, k) for s in ("model", "train") for k in mine[s] if mine[s][k] != before[s][k]}
         assert changed == {(section, flag)} and mine[section][flag] == value, flag
         before = mine
-    assert [r["hf_class"] for r in listing["beyond"]] == ["Qwen3ForCausalLM", None, None, None, None]
+    assert [r.hf_class for r in beyond] == ["Qwen3ForCausalLM", None, None, None, None]
+    assert Plan.from_dict(json.loads(json.dumps(planned.to_dict()))) == planned      # through plan.json and back
 
 
 def test_a_second_ladder_value_equal_to_the_row_above_is_marked_no_change():
@@ -330,8 +342,8 @@ def test_a_second_ladder_value_equal_to_the_row_above_is_marked_no_change():
     meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = beyond_on()
     raw["beyond"]["model"]["mlp"] = "swiglu"                                   # the book's own value
-    listing = plan(parse(raw), meta)[1]
-    assert listing["beyond"][1]["label"] == "+ SwiGLU (no change)" and listing["beyond"][1]["changed"] is False
+    row = plan(parse(raw), meta)[1].ladder("beyond").rows[1]
+    assert row.label == "+ SwiGLU (no change)" and row.changed is False
 
 
 def test_the_learning_rate_grid_covers_a_second_ladder_row_with_its_own_optimiser():
@@ -339,8 +351,8 @@ def test_the_learning_rate_grid_covers_a_second_ladder_row_with_its_own_optimise
     meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = beyond_on()
     raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer", "qk_norm"]}
-    configs, listing = plan(parse(raw), meta)
-    assert [r["slug"] for r in listing["sweep"]["rows"]] == ["qk_norm", "beyond_optimizer"]   # ladder order
+    configs, planned = plan(parse(raw), meta)
+    assert [r.slug for r in planned.sweep.rows] == ["qk_norm", "beyond_optimizer"]   # ladder order
     for m in raw["sweep"]["lr"]:
         mine, main = configs[f"sweep_beyond_optimizer_x{m}"], configs["beyond_optimizer"]
         assert mine["model"] == main["model"] and main["train"]["optimizer"] == "muon"

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from modern_gpt.core.params import read_yaml
+from modern_gpt.core.stage_records import Plan
 from modern_gpt.reporting.report import TABLE as COLUMNS
 
 pytestmark = pytest.mark.slow
@@ -151,9 +152,9 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
     assert record["machine"] and f"{record['machine']}, cpu, {record['threads']} threads, torch {record['torch']}" \
         in (repo / "reports" / "ablation.md").read_text()
-    plan = json.loads((repo / "configs" / "plan.json").read_text())
-    assert [r["label"] for r in plan["rows"]] == LABELS
-    assert [r["hf_class"] for r in plan["rows"]] == ["GPT2LMHeadModel", None, None, *["LlamaForCausalLM"] * 3,
+    plan = Plan.from_dict(json.loads((repo / "configs" / "plan.json").read_text()))
+    assert [r.label for r in plan.ladders[0].rows] == LABELS
+    assert [r.hf_class for r in plan.ladders[0].rows] == ["GPT2LMHeadModel", None, None, *["LlamaForCausalLM"] * 3,
                                                      "Qwen3ForCausalLM"]
     assert "LlamaForCausalLM" in (repo / "reports" / "ablation.md").read_text()
     assert set(json.loads((repo / "configs" / "norm.json").read_text())) == {"model", "train"}   # no display text
@@ -386,13 +387,14 @@ EDITS = [
     ("core/records.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
     ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
-    ("hf/configs.py", {"plan"}),
+    ("hf/configs.py", set()),                                        # the bridge, a tool: no stage imports it
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
     ("nn/checkpoint.py", {"plan"} | SERVE),                           # loading weights: no run imports it
     ("pipeline/labels.py", {"plan"}),
     ("reporting/report.py", REPORT),
     ("serving/generate.py", SERVE | REPORT),                          # the report formats with serving's units
     ("training/evaluate.py", RUNS | SERVE),                           # evaluation is part of every run
+    ("training/batched.py", SERVE),                                   # seeds batched: the quick command's, no run's
     ("cli/ablate.py", set()),                                         # the quick command: no stage imports it
 ]
 
@@ -453,7 +455,7 @@ def test_nope_is_a_row_that_a_flag_runs(repo):
     sh([*DVC, "exp", "run", "-S", "model.pos=none", "plan"], repo)       # the plan alone: what would retrain
     assert {s for s in changed_stages(repo) if s.startswith("run@")} == {
         f"run@{row}-{seed}" for row in ROWS[2:] for seed in (0, 1)}        # the pos row and every row after it
-    assert json.loads((repo / "configs" / "plan.json").read_text())["rows"][2]["label"] == "+ NoPE"
+    assert json.loads((repo / "configs" / "plan.json").read_text())["ladders"][0]["rows"][2]["label"] == "+ NoPE"
     assert json.loads((repo / "configs" / "pos.json").read_text())["model"]["pos"] == "none"
     restore(repo)
 

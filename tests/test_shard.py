@@ -3,20 +3,11 @@ real dvc and a shared remote: test_pipeline.py)."""
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-import yaml
 
 from modern_gpt.cli import main
-from modern_gpt.cli.shard import dvc_error, parse_share, share, training_stages
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_the_training_stages_are_those_whose_command_runs_the_run_script():
-    stages = training_stages(yaml.safe_load((ROOT / "dvc.yaml").read_text()))
-    assert stages == {"run", "aa", "loo", "rerun", "sweep", "beyond"}
+from modern_gpt.cli.shard import dvc_error, parse_share, share
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 40])

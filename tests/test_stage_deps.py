@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from modern_gpt.core.params import SECTIONS
+from modern_gpt.pipeline.families import TRAINING
+
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
 PACKAGE = "src/modern_gpt"
-SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "launch", "ablation",
-            "sweep", "beyond", "serve", "report")
 PROBE = """
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("stage", sys.argv[1])
@@ -81,11 +82,21 @@ def test_the_params_sections_a_stage_reads_are_the_ones_it_declares(name):
 
 def test_plan_depends_on_all_of_params_yaml_and_runs_on_their_own_config_file():
     assert {"params.yaml": None} in STAGES["plan"]["params"]
-    for family in ("run", "aa", "loo", "rerun", "sweep"):
-        (entry,) = STAGES[family]["params"]
+    for family in TRAINING:
+        (entry,) = STAGES[family.stage]["params"]
         (path,) = entry
         assert path.startswith("configs/") and path.endswith(".json") and entry[path] is None
-        assert STAGES[family]["deps"] == STAGES["run"]["deps"]          # the one list, written once
+        assert STAGES[family.stage]["deps"] == STAGES["run"]["deps"]    # the one list, written once
+
+
+TOOLS = (f"{PACKAGE}/hf/", f"{PACKAGE}/cli/")      # what a person runs beside the pipeline (docs/layout.md)
+
+
+@pytest.mark.parametrize("name", list(STAGES))
+def test_no_stage_imports_a_tool_or_depends_on_one(name):
+    imported, _ = probe(STAGES[name]["cmd"].split()[1])
+    assert not [f for f in imported if f.startswith(TOOLS)]
+    assert not [d for d in code_deps(STAGES[name]) if (d + "/").startswith(TOOLS)]
 
 
 def test_the_guard_would_catch_a_missing_folder():

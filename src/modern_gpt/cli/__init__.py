@@ -8,27 +8,28 @@ import sys
 
 import torch
 
-from ..config import ModelConfig
+from ..config.sections import GenerateConfig, section
 from ..core.errors import ConfigError, DataError
+from ..core.params import project_params, sections
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
-from ..pipeline.ladder import LADDER, MODERN, ladder
+from ..pipeline.ladder import Row
+from ..pipeline.params import parse
 from ..reporting.report import quick_header, quick_line, quick_warnings
 from ..reporting.settings import Settings
 from ..training.batches import check_length
-from ..config import PROFILES, TrainConfig
+from ..config import TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
 from ..training.loop import fast_matmuls, resolve_device
 from . import ablate, bench
 from . import explain as explain_cli
 from . import hf_io, repro, sample, shard
+from .profiles import SHAPE, SMOKE, cpu
 
 COMMANDS = ("ablate", "bench")
 
-# --smoke: the toy corpus and PROFILES["smoke"]; otherwise PROFILES["cpu"] (nanoGPT's CPU recipe)
-SMOKE, DEFAULT = PROFILES["smoke"], PROFILES["cpu"]
+# --smoke: the toy corpus and profiles.SMOKE; otherwise the pipeline's corpus and profiles.cpu()
 SMOKE_CORPUS_CHARS = 2400
-BUNDLED_CORPUS_CHARS = 2_000_000         # as params.yaml's generate.chars
 
 
 class Parser(argparse.ArgumentParser):
@@ -47,7 +48,8 @@ def add_shape_args(p: argparse.ArgumentParser, defaults: str) -> None:
     g = p.add_argument_group(f"shape (defaults: {defaults})")
     g.add_argument("--n-layer", type=int, help="transformer blocks")
     g.add_argument("--n-head", type=int, help="query heads")
-    g.add_argument("--n-kv-head", type=int, default=2, help="key/value heads of the GQA row (default 2)")
+    g.add_argument("--n-kv-head", type=int,
+                   help="key/value heads of the GQA row (default: params.yaml's model.n_kv_head)")
     g.add_argument("--n-embd", type=int, help="residual width")
     g.add_argument("--block-size", type=int, help="context length in tokens")
     g.add_argument("--batch-size", type=int, help="sequences per step")
@@ -77,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--batch-seeds", action="store_true",
                    help="train a row's seeds as one batched model: the same numbers; faster where one small model "
                         "leaves the device idle (a GPU), slower on a CPU (docs/speed.md)")
-    add_shape_args(a, "--smoke's tiny model, else nanoGPT's CPU recipe")
+    add_shape_args(a, "--smoke's tiny model, else params.yaml's model: shape and train.batch_size")
     add_speed_args(a)
 
     b = sub.add_parser("bench", help="training tokens/s side by side: a plain reference, each row eager and compiled")
@@ -94,8 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="instead: generation tokens/s with the KV cache and by full recompute, at each of --contexts, "
                         "for untrained baseline and full models (context up to the largest)")
     b.add_argument("--contexts", default="64,256,1024", help="--decode: context lengths (default 64,256,1024)")
-    add_shape_args(b, "nanoGPT's CPU recipe: {n_layer} layers, {n_head} heads, {n_embd} wide, {block_size} context, "
-                      "batch {batch_size}".format(**DEFAULT))
+    add_shape_args(b, "params.yaml's model: shape and train.batch_size, now {n_layer} layers, {n_head} heads, "
+                      "{n_embd} wide, {block_size} context, batch {batch_size}".format(**cpu()))
     sample.add_parsers(sub)
     shard.add_parsers(sub)
     repro.add_parsers(sub)
@@ -123,22 +125,23 @@ def settings_from(args: argparse.Namespace, profile: dict) -> dict:
     return {k: v if getattr(args, k, None) is None else getattr(args, k) for k, v in profile.items()}
 
 
-def rows_for(settings: dict, vocab_size: int, n_kv_head: int):
-    base = ModelConfig(
-        vocab_size=vocab_size, block_size=settings["block_size"], n_layer=settings["n_layer"],
-        n_head=settings["n_head"], n_kv_head=settings["n_head"], n_embd=settings["n_embd"],
-    )
-    try:
-        modern = dataclasses.replace(base, **{**MODERN, "n_kv_head": n_kv_head})
-    except ConfigError as e:
-        raise ConfigError(f"--n-kv-head: {e}") from None
-    return ladder(base, modern, LADDER)
+def rows_for(settings: dict, vocab_size: int, n_kv_head: int | None) -> list[Row]:
+    """params.yaml's ladder (baseline, model, flags) at the profile's shape; the GQA row's K/V heads from
+    --n-kv-head when given. A null head_dim (and a null baseline n_kv_head) follows the shape, as in the pipeline."""
+    p = parse(project_params())
+    model = {**p.model, **{k: settings[k] for k in SHAPE}}
+    if n_kv_head is not None:
+        model["n_kv_head"] = n_kv_head
+    return dataclasses.replace(p, model=model).rows(vocab_size)
 
 
 def bundled_corpus(smoke: bool) -> str:
-    """The generated Sanskrit corpus: 2,400 characters for --smoke, else the pipeline's default size."""
+    """The generated Sanskrit corpus: 2,400 characters for --smoke, else the pipeline's (params.yaml's generate:)."""
     from ..corpus.sanskrit import generate
-    return generate(SMOKE_CORPUS_CHARS if smoke else BUNDLED_CORPUS_CHARS, seed=0)
+    if smoke:
+        return generate(SMOKE_CORPUS_CHARS, seed=0)
+    g = section(GenerateConfig, sections(project_params(), ("generate",))["generate"], "generate")
+    return generate(g.chars, seed=g.seed)
 
 
 def generated_floor() -> float:
@@ -149,7 +152,7 @@ def generated_floor() -> float:
 
 
 def cmd_ablate(args: argparse.Namespace) -> None:
-    settings = settings_from(args, SMOKE if args.smoke else DEFAULT)
+    settings = settings_from(args, SMOKE if args.smoke else cpu())
     if args.seeds < 1:
         raise ConfigError(f"--seeds={args.seeds}: must be at least 1")
     text = read_corpus(args.corpus) if args.corpus else bundled_corpus(args.smoke)
@@ -188,7 +191,7 @@ def cmd_decode_bench(args: argparse.Namespace) -> None:
     if contexts[0] <= steps or args.windows < 1:
         raise ConfigError(f"--contexts={args.contexts}, --iters={steps}, --windows={args.windows}: every context "
                           "must exceed --iters (the timed tokens), and --windows must be at least 1")
-    settings = settings_from(args, {k: v for k, v in DEFAULT.items() if k not in ("iters", "lr")})
+    settings = settings_from(args, {k: v for k, v in cpu().items() if k not in ("iters", "lr")})
     settings["block_size"] = max(contexts)
     rows = rows_for(settings, args.vocab_size, args.n_kv_head)
     rows = [rows[0], rows[-1]]
@@ -204,7 +207,7 @@ def cmd_decode_bench(args: argparse.Namespace) -> None:
 def cmd_bench(args: argparse.Namespace) -> None:
     if args.decode:
         return cmd_decode_bench(args)
-    settings = settings_from(args, {k: v for k, v in DEFAULT.items() if k not in ("iters", "lr")})
+    settings = settings_from(args, {k: v for k, v in cpu().items() if k not in ("iters", "lr")})
     rows = rows_for(settings, args.vocab_size, args.n_kv_head)
     if args.rows:
         wanted = args.rows.split(",")
@@ -239,7 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("--") and argv[0][2:] in COMMANDS:   # the book's `--ablate` spelling
         argv[0] = argv[0][2:]
-    parser = build_parser()
+    try:
+        parser = build_parser()                      # its help shows params.yaml's values: a bad file stops here
+    except ConfigError as e:
+        print(f"modern-gpt: error: {e}", file=sys.stderr)
+        return 2
     if hint := command_hint(parser, argv):
         print(f"modern-gpt: error: {hint}", file=sys.stderr)
         return 2

@@ -12,7 +12,8 @@ import torch
 from ..pipeline.ladder import Row
 from ..reporting.results import RowResult, row_result
 from ..config import TrainConfig
-from ..training.run import run, run_seeds
+from ..training.batched import run_seeds
+from ..training.run import run
 
 
 def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,

@@ -27,10 +27,10 @@ def add_parsers(sub) -> None:
 
     i = sub.add_parser("import-config", help="a params.yaml model: section with that model's flags at a toy size")
     i.add_argument("config", metavar="CONFIG.json", help="a model's config.json")
-    i.add_argument("--n-layer", type=int, help="transformer blocks (default 4)")
-    i.add_argument("--n-embd", type=int, help="residual width (default 128)")
-    i.add_argument("--n-head", type=int, help="query heads (default 4)")
-    i.add_argument("--block-size", type=int, help="context length (default 64)")
+    i.add_argument("--n-layer", type=int, help="transformer blocks (default: params.yaml's model.n_layer)")
+    i.add_argument("--n-embd", type=int, help="residual width (default: params.yaml's model.n_embd)")
+    i.add_argument("--n-head", type=int, help="query heads (default: params.yaml's model.n_head)")
+    i.add_argument("--block-size", type=int, help="context length (default: params.yaml's model.block_size)")
     i.add_argument("--write", metavar="PARAMS.yaml", help="replace this file's model: section, keep the rest")
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..core.cores import usable_cores
 from ..core.errors import ConfigError, DataError
-from .shard import DVC, RUN_SCRIPT, dvc, dvc_error
+from .shard import DVC, TRAINING_STAGES, dvc, dvc_error
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
 WAITING = "other training processes of this project hold them"     # what core/cores.py says while a run waits
@@ -50,8 +50,8 @@ def parse_jobs(text: str, cores: int) -> tuple[int, int]:
 
 
 def stage_graph() -> tuple[list[str], set[str]]:
-    """(the stages the training runs depend on, the training runs): every stage whose command runs
-    stages/run.py trains one, read from DVC's own graph of dvc.yaml."""
+    """(the stages the training runs depend on, the training runs): every stage of a training family trains
+    one, read from DVC's own graph of dvc.yaml."""
     from dvc.exceptions import DvcException
     from dvc.repo import Repo
     import networkx as nx
@@ -59,7 +59,7 @@ def stage_graph() -> tuple[list[str], set[str]]:
     try:
         with Repo(".") as repo:
             graph = repo.index.graph                        # edges: a stage -> the stages it depends on
-            training = {s for s in graph.nodes if RUN_SCRIPT in str(getattr(s, "cmd", ""))}
+            training = {s for s in graph.nodes if s.addressing.split("@")[0] in TRAINING_STAGES}
             upstream = set().union(*(nx.descendants(graph, s) for s in training)) - training
             return sorted(s.addressing for s in upstream), {s.addressing for s in training}
     except DvcException as e:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.errors import DataError
+from ..core.errors import ConfigError, DataError
+from ..pipeline.families import training_stage
 
 
 def check_run(run_dir: str | Path) -> None:
@@ -15,9 +16,20 @@ def check_run(run_dir: str | Path) -> None:
         return                                        # a run, or half of one: load_run names the missing file
     parts = path.parts
     if len(parts) >= 3 and parts[-3] == "runs" and parts[-1].isdigit():
-        stage = f"run@{parts[-2]}-{parts[-1]}"
+        stage = training_stage(parts[-2], int(parts[-1]), project_params())
         raise DataError(f"{path}: no trained run here (a clone has the report and configs/, not the weights): "
                         f"`dvc repro {stage}` trains it, or `dvc pull tokenize {stage}` fetches it and the "
                         "tokenizer from a DVC remote that holds the runs (docs/machines.md)")
     what = "no such folder" if not path.exists() else "not a run folder (a run folder holds model.pt and run.json)"
     raise DataError(f"{path}: {what}")
+
+
+
+def project_params(path: str | Path = "params.yaml") -> dict:
+    """This folder's params.yaml as plain values, or {} (none, or unreadable: the stage name is then a guess)."""
+    from ..core.params import read_yaml
+    try:
+        raw = read_yaml(path) if Path(path).is_file() else {}
+    except ConfigError:
+        return {}
+    return raw if isinstance(raw, dict) else {}

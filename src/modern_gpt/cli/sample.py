@@ -9,8 +9,10 @@ from pathlib import Path
 
 import torch
 
+from ..config.sections import ServeConfig, section
 from ..core.errors import ConfigError, DataError
 from ..core.files import read_json
+from ..core.params import project_params, sections
 from ..corpus.tokenizers import load_tokenizer
 from ..nn.checkpoint import load_run
 from ..serving.generate import generate
@@ -19,17 +21,23 @@ from .runs import check_run
 
 
 def add_parsers(sub) -> None:
+    serve = section(ServeConfig, sections(project_params(), ("serve",))["serve"], "serve")   # the sample's defaults
     s = sub.add_parser("sample", help="generate text from a trained run (KV cache; temperature, top-k, a seed)")
     s.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
     s.add_argument("--data", default="data/tokenized",
                    help="the tokenized corpus: its tokenizer and validation text (default data/tokenized)")
     s.add_argument("--prompt", help="the text to continue (default: the start of the validation text)")
-    s.add_argument("--prompt-tokens", type=int, default=16,
-                   help="without --prompt: this many tokens of the validation text (default 16)")
+    s.add_argument("--prompt-tokens", type=int, default=serve.prompt_tokens,
+                   help="without --prompt: this many tokens of the validation text "
+                        f"(default: params.yaml's serve.prompt_tokens, now {serve.prompt_tokens})")
     s.add_argument("--tokens", type=int, default=256, help="new tokens, at most up to the context (default 256)")
-    s.add_argument("--temperature", type=float, default=0.8, help="0: greedy (default 0.8)")
-    s.add_argument("--top-k", type=int, default=20, help="sample among the k most likely tokens; 0: all (default 20)")
-    s.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
+    s.add_argument("--temperature", type=float, default=serve.temperature,
+                   help=f"0: greedy (default: params.yaml's serve.temperature, now {serve.temperature})")
+    s.add_argument("--top-k", type=int, default=serve.top_k,
+                   help=f"sample among the k most likely tokens; 0: all (default: params.yaml's serve.top_k, "
+                        f"now {serve.top_k})")
+    s.add_argument("--seed", type=int, default=serve.seed,
+                   help=f"the sampler's seed (default: params.yaml's serve.seed, now {serve.seed})")
 
 
 def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) -> list[int]:
@@ -58,9 +66,9 @@ class Sample:
 
 
 def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt: str | None = None, *,
-                prompt_tokens: int = 16, tokens: int = 256, temperature: float = 0.8, top_k: int | None = 20,
-                seed: int = 0) -> Sample:
-    """The prompt and its continuation as text, with their token counts."""
+                prompt_tokens: int, tokens: int, temperature: float, top_k: int | None, seed: int) -> Sample:
+    """The prompt and its continuation as text, with their token counts (the defaults: `modern-gpt sample`'s,
+    params.yaml's serve: section)."""
     data = Path(data)
     check_run(run_dir)
     if not (data / "tokenizer.json").is_file():

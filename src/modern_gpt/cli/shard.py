@@ -2,8 +2,9 @@
 each one to the default DVC remote as soon as it is done; an aggregator's `dvc repro --pull` then trains none.
 
 DVC runs one repository's stages one at a time, so N machines (or N clones on one) each work in a clone
-of their own and share their results through a DVC remote and its run-cache. The runs are every stage whose
-command runs stages/run.py (run@, sweep@, and the optional aa@, loo@, rerun@), in `dvc stage list` order;
+of their own and share their results through a DVC remote and its run-cache. The runs are every stage of a
+training family (pipeline/families.py: run@, sweep@, and the optional aa@, loo@, rerun@, beyond@), in `dvc stage
+list` order;
 worker I takes every N-th, starting from the I-th. Each run is `dvc repro --pull <run>` (a run another worker
 already pushed is pulled, not trained) and then `dvc push --run-cache <run>`. A worker that dies has pushed
 its finished runs and nothing of the one it was training (DVC commits a stage's outputs only when its command
@@ -19,12 +20,12 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from ..core.errors import ConfigError, DataError
 
+from ..pipeline.families import TRAINING
+
 DVC = [sys.executable, "-m", "dvc"]
-RUN_SCRIPT = "stages/run.py"          # a stage whose command runs it trains a run
+TRAINING_STAGES = frozenset(f.stage for f in TRAINING)     # dvc.yaml's stages that train a run
 
 
 def add_parsers(sub) -> None:
@@ -38,12 +39,6 @@ def parse_share(text: str) -> tuple[int, int]:
     if not found or not 1 <= int(found.group(1)) <= int(found.group(2)):
         raise ConfigError(f"shard {text!r}: give I/N, this worker's number I of N workers, 1 <= I <= N (e.g. 1/2)")
     return int(found.group(1)), int(found.group(2))
-
-
-def training_stages(dvc_yaml: dict) -> set[str]:
-    """The stages (matrix names before the @) whose command trains a run."""
-    return {name for name, stage in (dvc_yaml.get("stages") or {}).items()
-            if isinstance(stage, dict) and RUN_SCRIPT in str(stage.get("cmd", ""))}
 
 
 def share(names: list[str], training: set[str], i: int, n: int) -> list[str]:
@@ -86,7 +81,7 @@ def cmd_shard(args: argparse.Namespace) -> None:
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run shard at the root of a clone of the project")
     names = dvc("stage", "list", "--name-only").stdout.split()
-    mine = share(names, training_stages(yaml.safe_load(Path("dvc.yaml").read_text(encoding="utf-8"))), i, n)
+    mine = share(names, TRAINING_STAGES, i, n)
     if args.list:
         print("\n".join(mine))
         return

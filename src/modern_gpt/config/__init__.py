@@ -6,6 +6,6 @@ imports torch, so the report and the pipeline side read typed configs without it
 """
 
 from .model import ModelConfig
-from .train import PROFILES, TrainConfig
+from .train import TrainConfig
 
-__all__ = ["ModelConfig", "PROFILES", "TrainConfig"]
+__all__ = ["ModelConfig", "TrainConfig"]

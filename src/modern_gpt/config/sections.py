@@ -75,14 +75,16 @@ class TokenizerConfig:
 
 @dataclass(frozen=True)
 class ServeConfig:
-    prompt_tokens: int = 16       # the prompt: the start of the validation text
-    new_tokens: int = 48          # then this many tokens, at most up to the context
-    temperature: float = 0.8      # the sample in the report: 0 is greedy
-    top_k: int = 20               # 0: sample among all tokens
-    seed: int = 0                 # the sampler's
-    batch: int = 8                # sequences at once while timing prefill and decode
-    repeats: int = 5              # timed runs; the report shows the median
-    run_seed: int = 0             # the seed whose run each row serves: one of seeds (plan checks)
+    """`serve`, every key given: params.yaml is the one definition of the sampling settings, which `modern-gpt
+    sample` takes as its defaults."""
+    prompt_tokens: int            # the prompt: the start of the validation text
+    new_tokens: int               # then this many tokens, at most up to the context
+    temperature: float            # the sample in the report: 0 is greedy
+    top_k: int                    # 0: sample among all tokens
+    seed: int                     # the sampler's
+    batch: int                    # sequences at once while timing prefill and decode
+    repeats: int                  # timed runs; the report shows the median
+    run_seed: int                 # the seed whose run each row serves: one of seeds (plan checks)
 
     def __post_init__(self) -> None:
         for name in ("prompt_tokens", "new_tokens", "batch", "repeats"):

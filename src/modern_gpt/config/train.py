@@ -1,7 +1,7 @@
 """The training config: one typed field per knob, validated on construction (one-line errors). Torch-free.
 
-Its defaults are the quick command's profile (`--smoke`); PROFILES names every training profile of the
-project, each defined once: the pipeline's is params.yaml's `train:` section.
+Its defaults are the quick command's `--smoke` profile (cli/profiles.py, which also holds the command's CPU
+recipe); the pipeline's profile is params.yaml's `train:` section.
 """
 
 from __future__ import annotations
@@ -60,13 +60,3 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-# The training profiles, each defined once and named (a shape and the knobs it changes). "smoke": the quick
-# command's --smoke, TrainConfig's defaults on a model small enough that seven rows train in seconds; "cpu":
-# nanoGPT's CPU recipe, the quick command without --smoke. The pipeline's profile is params.yaml's train:.
-PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": dict(n_layer=2, n_head=4, n_embd=64, block_size=32, batch_size=TrainConfig.batch_size,
-                  iters=TrainConfig.iters, lr=TrainConfig.lr),
-    "cpu": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, iters=1000, lr=1e-3),
-}

@@ -16,9 +16,11 @@ from ruamel.yaml import YAML, YAMLError
 
 from .errors import ConfigError
 
-# Every section params.yaml may have (a typo such as `modle:` is an error, not an ignored section).
+# Every section params.yaml may have (a typo such as `modle:` is an error, not an ignored section), and those it may
+# leave out (their settings' defaults, or off). Each stage names the ones it reads (its PARAMS); the plan reads all.
 SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "launch", "ablation",
             "sweep", "beyond", "serve", "report")
+OPTIONAL = ("launch", "ablation", "sweep", "beyond", "report")
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -50,3 +52,13 @@ def sections(raw: Any, names: tuple[str, ...], optional: tuple[str, ...] = ()) -
 def load(names: tuple[str, ...], path: str | Path = "params.yaml", optional: tuple[str, ...] = ()) -> dict[str, Any]:
     """Only the named sections of params.yaml (those a stage declares in dvc.yaml)."""
     return sections(read_yaml(path), names, optional)
+
+
+def project_params() -> Any:
+    """This checkout's own params.yaml, whatever the working directory: the one definition of the book's design,
+    the toy shape and the sampling defaults, which the commands beside the pipeline read too."""
+    path = Path(__file__).resolve().parents[3] / "params.yaml"     # src/modern_gpt/core/ → the checkout
+    if not path.is_file():
+        raise ConfigError(f"{path}: not found; the commands read the design from the checkout's params.yaml "
+                          "(install the checkout editable: pip install -e .)")
+    return read_yaml(path)

@@ -3,8 +3,8 @@
 The flags (norm, pos, mlp, bias, qk_norm, norm_placement, the query:K/V head ratio, tie_embeddings from
 tie_word_embeddings, logit_softcap from final_logit_softcapping, attn_window and global_every from sliding_window
 and layer_types where the toy's block_size and n_layer hold them) come from the config; the size defaults to
-params.yaml's CPU recipe (4 layers, 128 wide, 4 heads, 64 context). What the model does that our flags cannot
-say comes back as a list of sentences.
+the shape of this checkout's params.yaml `model:` (n_layer, n_embd, n_head, block_size: the pipeline's toy). What
+the model does that our flags cannot say comes back as a list of sentences.
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import ModelConfig
+from ..core.params import project_params, sections
 from .configs import normalise, window_flags
 
-TOY = dict(n_layer=4, n_embd=128, n_head=4, block_size=64)
+TOY = ("n_layer", "n_embd", "n_head", "block_size")        # the size a section takes, by default params.yaml's
+
+
+def toy() -> dict[str, int]:
+    """The default toy size: the project's params.yaml `model:` shape."""
+    model = ModelConfig.from_dict({**sections(project_params(), ("model",))["model"], "vocab_size": 1}, "model")
+    return {k: getattr(model, k) for k in TOY}
 
 
 def _kv_heads(n_head: int, group: int) -> int:
@@ -26,8 +33,8 @@ def _kv_heads(n_head: int, group: int) -> int:
 def model_section(config: dict, n_layer: int | None = None, n_embd: int | None = None, n_head: int | None = None,
                   block_size: int | None = None) -> tuple[dict[str, Any], list[str]]:
     a = normalise(config)
-    size = {k: v if v is not None else TOY[k] for k, v in
-            dict(n_layer=n_layer, n_embd=n_embd, n_head=n_head, block_size=block_size).items()}
+    given = dict(n_layer=n_layer, n_embd=n_embd, n_head=n_head, block_size=block_size)
+    size = {**toy(), **{k: v for k, v in given.items() if v is not None}}
     group = a.n_head // a.n_kv_head
     kv = _kv_heads(size["n_head"], group)
     missing: list[str] = []

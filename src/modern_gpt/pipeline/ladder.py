@@ -9,11 +9,8 @@ from typing import Any, Sequence
 from ..config import ModelConfig, TrainConfig
 from ..config.sections import BeyondConfig, LadderConfig
 from ..core.errors import ConfigError
+from .families import BEYOND, LOO
 from .labels import BASELINE, BOOK, revert_label, row_label
-
-# The book's modern design, flag by flag, and the order in which it adds the changes.
-MODERN: dict[str, Any] = dict(norm="rmsnorm", pos="rope", mlp="swiglu", bias=False, n_kv_head=2, qk_norm=True)
-LADDER: tuple[str, ...] = ("norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm")
 
 
 @dataclass(frozen=True)
@@ -35,7 +32,7 @@ def switch(cfg: ModelConfig, flag: str, value: Any, target: ModelConfig) -> Mode
     return dataclasses.replace(cfg, **changes)
 
 
-def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LADDER) -> list[Row]:
+def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> list[Row]:
     """Rows from `baseline` to `model`, one flag at a time, in the order of `flags`.
 
     A flag whose two values agree still gets its row (marked changed=False), so a table always has
@@ -63,7 +60,7 @@ def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str] = LAD
 
 def leave_one_out(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> list[Row]:
     """The full model with one change reverted to its baseline value, for each flag."""
-    return [Row(f"loo_{flag}", revert_label(flag, getattr(model, flag), model),
+    return [Row(LOO.slug(flag=flag), revert_label(flag, getattr(model, flag), model),
                 switch(model, flag, getattr(baseline, flag), baseline), True) for flag in flags]
 
 
@@ -86,5 +83,5 @@ def beyond(full: Row, train: TrainConfig, spec: BeyondConfig) -> list[Row]:
                 now = getattr(train, flag)
         except ConfigError as e:
             raise ConfigError(f"beyond.{section}.{str(e).removeprefix('train.')}") from None
-        rows.append(Row(f"beyond_{flag}", row_label(flag, now, cfg, before != now), cfg, before != now, train))
+        rows.append(Row(BEYOND.slug(flag=flag), row_label(flag, now, cfg, before != now), cfg, before != now, train))
     return rows

@@ -15,10 +15,12 @@ from ..config.sections import CLASSES, AblationConfig, BeyondConfig, LadderConfi
 from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
+from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out
 
+# the ladder's sections (parse); the other stages' sections are checked by their classes alone (check_all)
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond")
-OPTIONAL = ("launch", "ablation", "sweep", "beyond")
+STAGE_SECTIONS = tuple(s for s in params_file.SECTIONS if s not in SECTIONS)
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 
 
@@ -62,7 +64,7 @@ def _mapping(raw: dict, name: str) -> dict:
 
 
 def parse(raw: Any) -> Params:
-    s = params_file.sections(raw, SECTIONS, optional=OPTIONAL)
+    s = params_file.sections(raw, SECTIONS, optional=params_file.OPTIONAL)
     model = _mapping(s, "model")
     check_keys(model, "model", MODEL_KEYS)
     ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
@@ -107,7 +109,7 @@ def parse(raw: Any) -> Params:
                 raise ConfigError(f"beyond.model.{e}") from None
         beyond(full, train, dataclasses.replace(params.beyond, ladder=list(params.beyond.train), model={}))
     check_launch(params.launch, train.batch_size)
-    beyond_slugs = [f"beyond_{flag}" for flag in params.beyond.ladder]
+    beyond_slugs = [BEYOND.slug(flag=flag) for flag in params.beyond.ladder]
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds))
 
 
@@ -134,15 +136,12 @@ def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
                        seeds=[s for s in seeds if s in sweep.seeds])
 
 
-STAGE_SECTIONS = ("generate", "data", "tokenizer", "serve", "report")   # read by other stages, checked here too
-
-
 def check_all(raw: dict) -> Params:
     """Every section of params.yaml (core.params.load's mapping, unknown sections already refused), checked
     before anything trains: the other stages' sections each by its class, then the ladder's, then what ties
     them (serve.run_seed must be one of seeds)."""
     checked = {name: section(CLASSES[name], raw.get(name), name) for name in STAGE_SECTIONS}
-    p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in OPTIONAL})
+    p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in params_file.OPTIONAL})
     serve = checked["serve"]
     if serve.run_seed not in p.seeds:
         raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")

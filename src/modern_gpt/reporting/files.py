@@ -16,19 +16,25 @@ def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
     return pd.DataFrame(table, columns=columns).to_csv(index=False, float_format="%.6g").encode()
 
 
+# The ladders past the main one, each with its own report beside ablation.md: its file and how it is built.
+LADDER_REPORTS = {"beyond": ("beyond.md", build_beyond)}
+
+
 def write_report(results: Results, out: Path) -> None:
     """ablation.md, metrics.json and ablation.csv; the validation curves and the learning-rate grid, each as a
-    plot and a CSV; beyond.md when the second ladder is on (off, a beyond.md already there stays)."""
+    plot and a CSV; each further ladder's report where it is on (off, a report already there stays: git tracks
+    it)."""
     report = build(results)
     s = results.settings
-    lr_table = lr_rows([*results.sweep, *results.beyond_sweep])
+    lr_table = lr_rows([r for ladder in results.ladders for r in ladder.sweep])
     lr_plot(lr_table, out / SWEEP_PLOT)
     write_bytes(out / "lr_sweep.csv", csv_bytes(lr_table, LR_COLUMNS))
-    curve_rows = curves(results.rows)
+    curve_rows = curves(results.main.rows)
     plot(curve_rows, out / CURVES_PLOT, s.floor * s.val_chars_per_token if s.floor is not None else None)
     write_bytes(out / "ablation.md", report.markdown.encode())
     write_json(out / "metrics.json", report.metrics)
     write_bytes(out / "ablation.csv", csv_bytes(report.table))
     write_bytes(out / "val_curves.csv", csv_bytes(curve_rows))
-    if results.beyond:
-        write_bytes(out / "beyond.md", build_beyond(results).encode())
+    for ladder in results.ladders[1:]:
+        name, build_ladder = LADDER_REPORTS[ladder.name]
+        write_bytes(out / name, build_ladder(results, ladder).encode())

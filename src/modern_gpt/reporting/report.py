@@ -15,8 +15,9 @@ from typing import Any, Callable
 
 from tabulate import tabulate
 
+from ..core.stage_records import ServeRecord
 from ..serving.kv_cache import human
-from .results import Holds, Rerun, Results, RowResult
+from .results import Holds, Ladder, Rerun, Results, RowResult
 from .settings import Settings
 from .stats import (NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, Verdict, compare,
                     rule, verdict_text)
@@ -395,49 +396,49 @@ def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_n
 
 # ------------------------------------------------------------------------------------- serving
 
-def attention(m: dict) -> str:
+def attention(m: ServeRecord) -> str:
     """A served row's attention, as the serving table shows it: 'full', or 'window 16 on 3 of 4 layers'."""
-    windows = m.get("windows") or []
+    windows = m.windows
     local = [w for w in windows if w is not None]
     return f"window {local[0]} on {len(local)} of {len(windows)} layers" if local else "full"
 
 
-def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> list[str]:
-    """What each row costs to generate with (the serve stage's measurements, one dict per row), and what it
+def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Settings) -> list[str]:
+    """What each row costs to generate with (the serve stage's measurements, one record per row), and what it
     wrote."""
-    by_slug = {m["slug"]: m for m in served}
+    by_slug = {m.slug: m for m in served}
     budget = s.serving_budget_gib * 2 ** 30
     first = served[0]
-    cfg = first["settings"]
+    cfg = first.settings
     windowed = any(attention(m) != "full" for m in served)        # the attention column, only where it varies
     body, notes, above = [], [], None
 
-    def sequences(m: dict) -> int:
+    def sequences(m: ServeRecord) -> int:
         """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
-        return max(0, int((budget - m["weights_bytes"]) // m["kv_bytes_per_sequence"]))
+        return max(0, int((budget - m.weights_bytes) // m.kv_bytes_per_sequence))
 
-    def shape(m: dict) -> str:
-        return f"{m['n_kv_head']} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
+    def shape(m: ServeRecord) -> str:
+        return f"{m.n_kv_head} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
 
     for r in rows:
         m = by_slug.get(r.slug)
         if m is None:
             continue
         fits = sequences(m)
-        ratio = m["kv_bytes_per_sequence"] / above["kv_bytes_per_sequence"] if above else None
-        body.append([r.label, str(m["n_kv_head"]), *([attention(m)] if windowed else []),
-                     human(m["kv_bytes_per_token"]), human(m["kv_bytes_per_sequence"]), human(m["kv_bytes_tensor"]),
+        ratio = m.kv_bytes_per_sequence / above.kv_bytes_per_sequence if above else None
+        body.append([r.label, str(m.n_kv_head), *([attention(m)] if windowed else []),
+                     human(m.kv_bytes_per_token), human(m.kv_bytes_per_sequence), human(m.kv_bytes_tensor),
                      f"{ratio:.2f}×" if ratio is not None and ratio != 1 else "", f"{fits:,}",
-                     f"{m['prefill_tokens_per_sec']:,.0f}", f"{m['decode_tokens_per_sec']:,.0f}"])
+                     f"{m.prefill_tokens_per_sec:,.0f}", f"{m.decode_tokens_per_sec:,.0f}"])
         if ratio is not None and ratio != 1:
             notes.append(W.SERVING_SAVING.format(
                 row=r.label, ratio=ratio, shape_above=shape(above), shape=shape(m),
                 fit_above=sequences(above), fit=fits, budget=s.serving_budget_gib,
-                decode_above=above["decode_tokens_per_sec"], decode=m["decode_tokens_per_sec"]))
+                decode_above=above.decode_tokens_per_sec, decode=m.decode_tokens_per_sec))
         above = m
-    machines = sorted({f"{m['machine']}, {m['threads']} threads, torch {m['torch']}" for m in served})
+    machines = sorted({f"{m.machine}, {m.threads} threads, torch {m.torch}" for m in served})
     head = ["variant", "K/V heads", *(["attention"] if windowed else []), "KV cache per token",
-            f"per sequence ({first['context']} tokens)", "cache tensor", "vs row above",
+            f"per sequence ({first.context} tokens)", "cache tensor", "vs row above",
             f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
     text = [
         "## Serving cost",
@@ -445,16 +446,16 @@ def serving_section(rows: list[RowResult], served: list[dict], s: Settings) -> l
         tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
                  disable_numparse=True),
         *notes,
-        W.SERVING_MEASURED.format(seed=first["seed"], repeats=cfg["repeats"], batch=cfg["batch"],
-                                  prompt=len(first["prompt"]), new=first["new_tokens"], machines="; ".join(machines)),
+        W.SERVING_MEASURED.format(seed=first.seed, repeats=cfg.repeats, batch=cfg.batch,
+                                  prompt=len(first.prompt), new=first.new_tokens, machines="; ".join(machines)),
         "## Samples",
-        W.SAMPLES.format(seed=first["seed"], prompt=len(first["prompt"]), temperature=cfg["temperature"],
-                         top_k=cfg["top_k"], sampler_seed=cfg["seed"], context=first["context"]),
-        fence(first["prompt_text"]),
+        W.SAMPLES.format(seed=first.seed, prompt=len(first.prompt), temperature=cfg.temperature,
+                         top_k=cfg.top_k, sampler_seed=cfg.seed, context=first.context),
+        fence(first.prompt_text),
     ]
     for r in rows:
         if r.slug in by_slug:
-            text += [f"**{r.label}**", fence(by_slug[r.slug]["prompt_text"] + by_slug[r.slug]["sample_text"])]
+            text += [f"**{r.label}**", fence(by_slug[r.slug].prompt_text + by_slug[r.slug].sample_text)]
     return text
 
 
@@ -483,17 +484,18 @@ def table_note(s: Settings) -> str:
             + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
 
 
-def ladder_parts(title: str, intro: str, info: dict[str, str], rows: list[RowResult], s: Settings,
-                 full_line: str, extra: list[dict[str, str]] = ()) -> tuple[list[str], Comparison]:
+def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line: str,
+                 extra: list[dict[str, str]] = ()) -> tuple[list[str], Comparison]:
     """A ladder report's head: title, provenance, warnings, the rule, the table and its note, and the last row
     against row 0 (full_line, a wording template); also that comparison."""
+    rows = ladder.rows
     full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
                    band=s.borderline)
     return [
         title,
         intro,
         "## Provenance",
-        tabulate(list(info.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        tabulate(list(ladder.provenance.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Ablation",
         *warnings(rows, s),
         f"**Rule.** {rule(s.confidence)}",
@@ -505,28 +507,37 @@ def ladder_parts(title: str, intro: str, info: dict[str, str], rows: list[RowRes
     ], full
 
 
-def build_beyond(results: Results) -> str:
+def ladder_grid(ladder: Ladder, s: Settings, plot_name: str | None, uniform: float | None) -> list[str]:
+    """A ladder's rows of the learning-rate grid, and its pairs at their best rates ([] where it has none)."""
+    if not ladder.sweep:
+        return []
+    return sweep_section(list(ladder.sweep), list(ladder.pairs), s, plot_name, ladder.rows[0].runs[0].train.lr,
+                         uniform)
+
+
+def ladder_serving(ladder: Ladder, s: Settings) -> list[str]:
+    """A ladder's serving cost and samples ([] where none of its rows was served)."""
+    return serving_section(ladder.rows, list(ladder.serve), s) if ladder.serve else []
+
+
+def build_beyond(results: Results, ladder: Ladder) -> str:
     """reports/beyond.md: the second ladder (row 0 the book's design, each row against the row above), judged by
     the main table's rule and seeds."""
-    rows, s = list(results.beyond), results.settings
-    parts, _ = ladder_parts(W.BEYOND_TITLE, W.BEYOND_INTRO, results.beyond_provenance, rows, s, W.BEYOND_FULL)
-    if results.beyond_sweep:                    # its rows of the grid; the plot beside ablation.md draws them too
-        parts += sweep_section(list(results.beyond_sweep), list(results.beyond_pairs), s, None,
-                               rows[0].runs[0].train.lr, results.uniform)
-    if results.beyond_serve:
-        parts += serving_section(rows, list(results.beyond_serve), s)
+    s = results.settings
+    parts, _ = ladder_parts(W.BEYOND_TITLE, W.BEYOND_INTRO, ladder, s, W.BEYOND_FULL)
+    parts += ladder_grid(ladder, s, None, results.uniform)     # the plot beside ablation.md draws its rows too
+    parts += ladder_serving(ladder, s)
     parts.append(f"¹ {SEEDS_NEEDED_METHOD}")
     return "\n\n".join(parts) + "\n"
 
 
 def build(results: Results) -> Report:
-    """The report of a ladder (row 0 the baseline, each row against the one above), with the optional
+    """The report of the main ladder (row 0 the baseline, each row against the one above), with the optional
     A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model),
     reruns with perturbed initial weights (compared with their rows), the learning-rate grid and the
     serving cost."""
-    rows, info, s, aa, loo, reruns = (results.rows, results.provenance, results.settings, results.aa,
-                                      results.loo, results.reruns)
-    sweep, pairs, serve = results.sweep, results.pairs, results.serve
+    main, s, aa, loo, reruns = results.main, results.settings, results.aa, results.loo, results.reruns
+    rows = main.rows
     stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
     if stated - {s.confidence}:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
@@ -534,7 +545,7 @@ def build(results: Results) -> Report:
     if s.floor is not None:
         extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
                       "bpc": num(s.floor / LN2, 3)})
-    parts, full = ladder_parts(W.TITLE, W.INTRO, info, rows, s, W.FULL_MODEL, extra)
+    parts, full = ladder_parts(W.TITLE, W.INTRO, main, s, W.FULL_MODEL, extra)
     table = [csv_row(r) for r in rows]
     if aa is not None:
         c = aa.vs
@@ -555,13 +566,11 @@ def build(results: Results) -> Report:
             markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
         ]
         table += [csv_row(r) for r in loo]
-    if serve:
-        parts += serving_section(rows, list(serve), s)
-    if sweep:
-        parts += sweep_section(list(sweep), list(pairs), s, SWEEP_PLOT, rows[0].runs[0].train.lr, results.uniform)
+    parts += ladder_serving(main, s)
+    parts += ladder_grid(main, s, SWEEP_PLOT, results.uniform)
     if reruns:
         parts += rerun_section(list(reruns), results.perturbation, s)
-        table += [{**csv_row(r.again), "row": f"rerun_{r.original.slug}"} for r in reruns]
+        table += [csv_row(r.again) for r in reruns]           # its row: the rerun's own slug, rerun_<row>
     parts += [
         "## Validation curves",
         f"![validation loss per row, mean and seed band]({CURVES_PLOT})",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..core.records import RunRecord
+from ..core.stage_records import ServeRecord
 from .settings import Settings
 from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 
@@ -88,23 +89,33 @@ class Rerun:
 
 
 @dataclass(frozen=True)
+class Ladder:
+    """One ladder of rows, each against the row above it (row 0 against nothing): read, judged and rendered by the
+    same code whichever it is (the main ladder: reports/ablation.md; the second: reports/beyond.md)."""
+    name: str                                   # the plan's: 'main' | 'beyond'
+    rows: list[RowResult]                       # row 0 first; each row's runs, one per seed
+    provenance: dict[str, str] = field(default_factory=dict)
+    sweep: list = ()                            # sweep.SweepRow: its rows of the learning-rate grid
+    pairs: list = ()                            # sweep.AtBest: those rows compared at their best rates
+    serve: list[ServeRecord] = ()               # its rows' serve records, in row order (those served)
+
+
+@dataclass(frozen=True)
 class Results:
     """Everything the report shows, read from the files the plan lists (reporting.collect): nothing in it is
     measured by the report stage."""
-    rows: list[RowResult]                       # the ladder: row 0 the baseline, each against the row above
+    ladders: list[Ladder]                       # the main ladder first (row 0 the baseline); then the second,
+                                                # where it is on (row 0 the book's design)
     settings: Settings
-    provenance: dict[str, str] = field(default_factory=dict)
     aa: RowResult | None = None                 # the baseline on other seeds, against the baseline
     loo: list[RowResult] = ()                   # one change reverted from the full model, against it
     reruns: list[Rerun] = ()                    # rows trained again with perturbed initial weights
     perturbation: float = 0.0                   # their relative perturbation
-    sweep: list = ()                            # sweep.SweepRow: the learning-rate grid's rows
-    pairs: list = ()                            # sweep.AtBest: covered rows compared at their best rates
     uniform: float | None = None                # ln(vocab): the loss of guessing every token equally
-    serve: list[dict] = ()                      # each row's serve stage record, in row order
-    beyond_serve: list[dict] = ()               # the second ladder's rows' serve records, its row 0's first
-    beyond: list[RowResult] = ()                # the second ladder (beyond:): row 0 the book's design, each row
-                                                # against the row above; () when it is off
-    beyond_provenance: dict[str, str] = field(default_factory=dict)
-    beyond_sweep: list = ()                     # the grid's rows of the second ladder (sweep.rows: beyond_<flag>)
-    beyond_pairs: list = ()                     # and their comparisons at the best rates
+
+    @property
+    def main(self) -> Ladder:
+        return self.ladders[0]
+
+    def ladder(self, name: str) -> Ladder | None:
+        return next((x for x in self.ladders if x.name == name), None)

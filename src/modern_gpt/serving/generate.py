@@ -14,6 +14,7 @@ import torch
 
 from ..config.sections import ServeConfig
 from ..core.errors import ConfigError
+from ..core.stage_records import ServeRecord
 from ..nn import GPT
 from ..nn.model import KVCache
 
@@ -137,16 +138,15 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
     }
 
 
-def serve_record(slug: str, seed: int, model: GPT, tokenizer, val_tokens: torch.Tensor, s: ServeConfig) -> dict:
+def serve_record(slug: str, seed: int, model: GPT, tokenizer, val_tokens: torch.Tensor, s: ServeConfig) -> ServeRecord:
     """The serve stage's record of one row: serve_row's figures for the run of `seed`, prompted with the start
     of the validation text, with the texts decoded and the machine that timed it."""
-    import dataclasses
     import platform
 
     from ..training.run import machine
     prompt = val_tokens[:s.prompt_tokens].tolist()
     row = serve_row(model, prompt, s)
-    return {"slug": slug, "seed": seed, "settings": dataclasses.asdict(s), "prompt": prompt,
-            "prompt_text": tokenizer.decode(prompt), **row, "sample_text": tokenizer.decode(row["sample"]),
-            "machine": machine("cpu"), "device": "cpu", "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "python": platform.python_version()}
+    return ServeRecord(slug=slug, seed=seed, settings=s, prompt=tuple(prompt), prompt_text=tokenizer.decode(prompt),
+                       **{**row, "sample": tuple(row["sample"]), "windows": tuple(row["windows"])},
+                       sample_text=tokenizer.decode(row["sample"]), machine=machine("cpu"), device="cpu",
+                       threads=torch.get_num_threads(), torch=torch.__version__, python=platform.python_version())

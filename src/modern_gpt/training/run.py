@@ -16,7 +16,6 @@ import torch
 from ..config import ModelConfig, TrainConfig
 from ..core.records import RunRecord
 from ..nn import GPT
-from .batched import train_seeds
 from .evaluate import bits_per_char
 from .loop import Trained, train
 
@@ -30,17 +29,6 @@ def run(row: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: to
                            progress=progress)
     return model, record(row, seed, model_cfg, train_cfg, model, trained, len(val_data), val_chars,
                          time.perf_counter() - t0)
-
-
-def run_seeds(row: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor,
-              val_data: torch.Tensor, seeds: list[int], *, val_chars: int, label: str | None = None,
-              progress: bool = True) -> list[tuple[GPT, RunRecord]]:
-    """run() for several seeds trained as one batched model (training.batched): the same records, to rounding."""
-    t0 = time.perf_counter()
-    done = train_seeds(model_cfg, train_cfg, train_data, val_data, seeds, label=label or row, progress=progress)
-    secs = (time.perf_counter() - t0) / len(seeds)       # each seed's share of the wall clock
-    return [(model, record(row, seed, model_cfg, train_cfg, model, trained, len(val_data), val_chars, secs))
-            for seed, (model, trained) in zip(seeds, done)]
 
 
 def record(row: str, seed: int, model_cfg: ModelConfig, train_cfg: TrainConfig, model: GPT, trained: Trained,

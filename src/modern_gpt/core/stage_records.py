@@ -1,0 +1,141 @@
+"""The records that cross a stage boundary besides a run's own (core/records.py): the plan and a served row.
+
+`Plan` is configs/plan.json (the plan stage writes it, the report reads it); `ServeRecord` is data/serve/<row>.json
+(the serve stage writes it, the report reads it). Each has one way out (`to_dict`, what the file holds) and one
+way in (`from_dict`, a one-line DataError for a file of another version). No run imports this file, so changing
+it retrains nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+
+from ..config.sections import ServeConfig
+from .errors import ConfigError, DataError
+
+T = TypeVar("T")
+
+
+def _build(cls: type[T], d: Any, where: str) -> T:
+    """cls from a dict holding exactly its fields; nested records, and tuples of them, built alike."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    if not isinstance(d, dict) or set(d) != set(names):
+        got = sorted(d) if isinstance(d, dict) else type(d).__name__
+        raise DataError(f"{where}: not a {cls.__name__} of this version (keys {got}); rerun it: dvc repro")
+    hints = get_type_hints(cls)
+    return cls(**{name: _value(hints[name], d[name], f"{where}.{name}") for name in names})
+
+
+def _value(hint: Any, value: Any, where: str) -> Any:
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _build(hint, value, where)
+    if get_origin(hint) is tuple:
+        item = get_args(hint)[0]
+        return tuple(_value(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+    return value
+
+
+# ----------------------------------------------------------------------------------------------- the plan
+
+@dataclass(frozen=True)
+class PlannedRow:
+    """One row the report reads: its runs are data/runs/<slug>/<seed>/."""
+    slug: str
+    label: str                    # what a reader sees: '+ RMSNorm', '− RoPE', ...
+    changed: bool                 # False where the flag's two values agree ("no change")
+    hf_class: str | None          # the Hugging Face class computing what the row computes (None: no class)
+    of: str | None = None         # a rerun: the ladder row it trains again
+
+
+@dataclass(frozen=True)
+class LadderPlan:
+    """A ladder: row 0, then each row against the row above it."""
+    name: str                     # 'main' (reports/ablation.md), 'beyond' (reports/beyond.md)
+    rows: tuple[PlannedRow, ...]
+
+
+@dataclass(frozen=True)
+class GridRun:
+    multiple: float               # of train.lr
+    slug: str                     # its runs: data/runs/<slug>/<seed>/
+
+
+@dataclass(frozen=True)
+class GridRow:
+    slug: str                     # the ladder row it covers (whose runs are its cell at train.lr)
+    runs: tuple[GridRun, ...]     # its other rates
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The learning-rate grid."""
+    lr: float                     # train.lr: the multiples' base
+    rows: tuple[GridRow, ...]
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """configs/plan.json: every run the report reads, and how it reads them (labels, order, references)."""
+    ladders: tuple[LadderPlan, ...]          # the main ladder first; then the second ladder where it is on
+    seeds: tuple[int, ...]
+    aa_seeds: tuple[int, ...]                # the baseline again on these seeds
+    leave_one_out: tuple[PlannedRow, ...]    # the full model with one change reverted
+    rerun: tuple[PlannedRow, ...]            # ladder rows trained again, initial weights perturbed (`of`)
+    rerun_perturbation: float
+    match_params: bool
+    sweep: Grid
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "configs/plan.json") -> "Plan":
+        plan = _build(cls, d, where)
+        if not plan.ladders or plan.ladders[0].name != "main":
+            raise DataError(f"{where}: its first ladder must be the main one; rerun it: dvc repro plan")
+        return plan
+
+    def ladder(self, name: str) -> LadderPlan | None:
+        return next((x for x in self.ladders if x.name == name), None)
+
+
+# ----------------------------------------------------------------------------------------------- a served row
+
+@dataclass(frozen=True)
+class ServeRecord:
+    """What one row's run of seed serve.run_seed costs to serve, and what it wrote (serving.generate)."""
+    slug: str
+    seed: int
+    settings: ServeConfig             # params.yaml's serve: section, as the stage read it
+    prompt: tuple[int, ...]           # the start of the validation text
+    prompt_text: str
+    sample: tuple[int, ...]           # the tokens it generated after the prompt
+    n_kv_head: int
+    context: int                      # block_size
+    windows: tuple[int | None, ...]   # each layer's sliding window (None: full attention)
+    kv_bytes_per_token: int           # computed, float32
+    kv_bytes_per_sequence: int        # at the full context
+    kv_bytes_tensor: int              # the cache tensor's real size (equal to the computed one)
+    weights_bytes: int
+    prefill_tokens_per_sec: float     # median of settings.repeats
+    decode_tokens_per_sec: float
+    new_tokens: int
+    sample_text: str
+    machine: str                      # what timed it (training.run.machine)
+    device: str
+    threads: int
+    torch: str
+    python: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "serve record") -> "ServeRecord":
+        try:
+            return _build(cls, d, where)
+        except ConfigError as e:                        # a setting out of range: another version's file
+            raise DataError(f"{where}: {e}; rerun it: dvc repro") from None

@@ -1,0 +1,84 @@
+"""Which Hugging Face class computes exactly what a config computes: the rule `modern-gpt export` follows and the
+report's provenance line quotes (the plan records it per row). It lives here, with the pipeline, so that the plan
+stage needs nothing of the bridge (hf/), which imports it from here.
+"""
+
+from __future__ import annotations
+
+from ..config import ModelConfig
+from ..core.errors import ConfigError
+
+GPT2, LLAMA, MISTRAL, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"
+HF_CLASSES = (GPT2, LLAMA, MISTRAL, QWEN3)
+
+
+def hf_class(cfg: ModelConfig) -> str:
+    """The name of the HF class that computes exactly what `cfg` computes, or a one-line ConfigError."""
+    if cfg.norm_placement != "pre":
+        raise ConfigError(f"norm_placement={cfg.norm_placement!r}: no Hugging Face class here is post-norm "
+                          "(GPT-2, Llama and Qwen3 are all pre-norm)")
+    if cfg.pos == "none":
+        raise ConfigError("pos='none' (NoPE): no Hugging Face class here runs without a position signal "
+                          "(GPT-2 learns positions, Llama and Qwen3 use RoPE)")
+    if cfg.mlp == "relu2":
+        raise ConfigError("mlp='relu2': no Hugging Face class here has a ReLU² MLP (GPT-2 uses GELU, "
+                          "Llama and Qwen3 SwiGLU)")
+    if cfg.logit_softcap > 0:                   # the classes would load and run, with other logits: refuse
+        raise ConfigError(f"logit_softcap={cfg.logit_softcap:g}: no Hugging Face class here soft-caps its logits "
+                          "(Llama, Qwen3 and GPT-2 do not; Gemma 2's final_logit_softcapping does, but Gemma 2 also "
+                          "has a GeGLU MLP, a second norm after each sublayer, embeddings scaled by sqrt(n_embd), "
+                          "soft-capped attention scores and sliding-window layers)")
+    if cfg.pos == "learned":                                     # GPT-2 or nothing
+        if cfg.norm != "layernorm":
+            raise ConfigError(f"pos='learned' with norm={cfg.norm!r}: no Hugging Face class here has RMSNorm "
+                              "with learned positions")
+        if cfg.mlp != "gelu":
+            raise ConfigError(f"pos='learned' with mlp={cfg.mlp!r}: no Hugging Face class here has SwiGLU "
+                              "with learned positions")
+        if not cfg.bias:
+            raise ConfigError("pos='learned' with bias=False: GPT-2, the class with learned positions, "
+                              "always has biases")
+        if cfg.n_kv_head != cfg.n_head:
+            raise ConfigError(f"n_kv_head={cfg.n_kv_head} with pos='learned': GPT-2, the class with learned "
+                              f"positions, has one K/V head per query head (n_head={cfg.n_head})")
+        if cfg.qk_norm:
+            raise ConfigError("qk_norm=True with pos='learned': GPT-2, the class with learned positions, "
+                              "has no QK-norm")
+        if cfg.head_dim * cfg.n_head != cfg.n_embd:
+            raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
+                              f"= {cfg.n_embd // cfg.n_head} wide")
+        if cfg.attn_window:
+            raise ConfigError(f"attn_window={cfg.attn_window} with pos='learned': GPT-2, the class with learned "
+                              "positions, attends over the whole context; sliding windows export with RoPE, "
+                              "RMSNorm and SwiGLU (Mistral, or Qwen3 with qk_norm), else use attn_window=0")
+        return GPT2
+    # RoPE: Llama or Qwen3
+    if cfg.norm != "rmsnorm":
+        raise ConfigError(f"pos='rope' with norm={cfg.norm!r}: no Hugging Face class here has LayerNorm with RoPE "
+                          "(Llama and Qwen3 use RMSNorm)")
+    if cfg.mlp != "swiglu":
+        raise ConfigError(f"pos='rope' with mlp={cfg.mlp!r}: no Hugging Face class here has a GELU MLP with RoPE "
+                          "(Llama and Qwen3 use SwiGLU)")
+    if cfg.qk_norm:
+        if cfg.bias:
+            raise ConfigError("bias=True with qk_norm=True: Qwen3, the class with QK-norm, has no MLP biases")
+        return QWEN3                 # any window pattern: layer_types
+    if cfg.attn_window:              # Llama-like with a window: Mistral, whose every layer slides, or nothing
+        if cfg.global_every:
+            raise ConfigError(f"global_every={cfg.global_every} with attn_window={cfg.attn_window} and qk_norm=False:"
+                              " Mistral, the sliding-window class without QK-norm, slides in every layer; use "
+                              "global_every=0 (every layer local), or qk_norm=True (Qwen3's layer_types mix full "
+                              "and sliding layers)")
+        if cfg.bias:
+            raise ConfigError(f"attn_window={cfg.attn_window} with bias=True: Mistral, the sliding-window class "
+                              "without QK-norm, has no biases; use bias=False or attn_window=0")
+        return MISTRAL
+    return LLAMA                     # bias=True maps to attention_bias=mlp_bias=True (RMSNorm has no bias)
+
+
+def hf_name(cfg: ModelConfig) -> str | None:
+    """hf_class(cfg), or None where no class computes it (the plan's per-row record)."""
+    try:
+        return hf_class(cfg)
+    except ConfigError:
+        return None
