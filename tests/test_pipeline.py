@@ -651,7 +651,7 @@ def test_the_second_ladder_and_a_size_reuse_the_books_runs_write_their_reports_a
     main table's runs; switched off, beyond.md and scale.md stay."""
     restore(options_repo)
     sets = ["beyond.ladder=[tie_embeddings,optimizer,attn_window]", "beyond.model.attn_window=4",
-            "ablation.aa_seeds=[]", "ablation.leave_one_out=[]", "scale.sizes={xs: {n_layer: 1, n_embd: 16, n_head: 2}}"]
+            "ablation.aa_seeds=[]", "ablation.leave_one_out=[]", "+scale.sizes.xs={n_layer: 1, n_embd: 16, n_head: 2}"]
     out = sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
     flags = ("tie_embeddings", "optimizer", "attn_window")
     assert {s for s in ran(out.stdout) if "@" in s} == {f"beyond@{f}-{s}" for f in flags for s in (0, 1)} | {

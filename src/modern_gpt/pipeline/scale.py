@@ -13,12 +13,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import torch
-
 from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
 from ..core.stage_records import Size
-from ..nn import GPT
 from .families import SCALE
 from .ladder import Row
 
@@ -34,7 +31,10 @@ class Sized:
 
 
 def non_embedding(cfg: ModelConfig) -> int:
-    """N, as GPT.num_params counts it (Kaplan et al.), from the shapes alone."""
+    """N, as GPT.num_params counts it (Kaplan et al.), from the shapes alone. torch only here: params.py imports
+    this module, and reading params stays torch-free while no size is listed."""
+    import torch
+    from ..nn import GPT
     with torch.device("meta"):
         return GPT(cfg).num_params(non_embedding=True)
 
