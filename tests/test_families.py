@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modern_gpt.pipeline.families import AA, BEYOND, LOO, MAIN, RERUN, SERVING, SWEEP, TRAINING, training_stage
+from modern_gpt.pipeline.families import (AA, BEYOND, LOO, MAIN, RERUN, SCALE, SERVING, SWEEP, TRAINING,
+                                         training_stage)
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
@@ -52,6 +53,7 @@ def every_family_on() -> dict:
     raw["ablation"] |= {"aa_seeds": [10, 11], "leave_one_out": ["norm", "pos"], "rerun": ["baseline", "qk_norm"]}
     raw["beyond"]["ladder"] = ["mlp", "optimizer"]
     raw["sweep"] |= {"lr": [4, 0.5], "rows": ["qk_norm", "beyond_optimizer"], "seeds": [0, 1]}
+    raw["scale"] = {"sizes": {"xs": {"n_layer": 2, "n_embd": 48, "n_head": 4}}}
     raw["seeds"] = [0, 1]
     return raw
 
@@ -65,12 +67,13 @@ def test_walking_the_families_over_params_gives_the_stages_dvc_resolves(tmp_path
                             capture_output=True, text=True).stdout.split()
     ours = [f.stage_name(**items) for f in (*TRAINING, *SERVING) for items in f.walk(raw)]
     assert [name for name in listed if name.split("@")[0] in {f.stage for f in (*TRAINING, *SERVING)}] == ours
-    assert len(ours) == 7 * 2 + 2 + 2 * 2 + 2 * 2 + 2 * 2 * 2 + 2 * 2 + 7 + 2      # every family, every item
+    assert len(ours) == 7 * 2 + 2 + 2 * 2 + 2 * 2 + 2 * 2 * 2 + 2 * 2 + 7 * 2 + 7 + 2   # every family, every item
 
 
 @pytest.mark.parametrize("family, items", [
     (MAIN, {"row": "qk_norm"}), (LOO, {"flag": "norm"}), (RERUN, {"row": "n_kv_head"}),
-    (SWEEP, {"row": "beyond_optimizer", "lr": "0.5"}), (BEYOND, {"flag": "logit_softcap"})])
+    (SWEEP, {"row": "beyond_optimizer", "lr": "0.5"}), (BEYOND, {"flag": "logit_softcap"}),
+    (SCALE, {"size": "xs", "row": "n_kv_head"})])
 def test_a_slug_reads_back_as_its_items_and_names_its_stage(family, items):
     slug = family.slug(**items)
     assert family.parse(slug) == items

@@ -646,14 +646,22 @@ def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one
     restore(options_repo)
 
 
-def test_the_second_ladder_reuses_the_books_runs_writes_beyond_md_and_off_keeps_it(options_repo):
+def test_the_second_ladder_and_a_size_reuse_the_books_runs_write_their_reports_and_off_keeps_them(options_repo):
+    """The second ladder, and the main ladder at one more size (scale.sizes), in one run: neither retrains the
+    main table's runs; switched off, beyond.md and scale.md stay."""
     restore(options_repo)
     sets = ["beyond.ladder=[tie_embeddings,optimizer,attn_window]", "beyond.model.attn_window=4",
-            "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+            "ablation.aa_seeds=[]", "ablation.leave_one_out=[]", "+scale.sizes.xs={n_layer: 1, n_embd: 16, n_head: 2}"]
     out = sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
     flags = ("tie_embeddings", "optimizer", "attn_window")
     assert {s for s in ran(out.stdout) if "@" in s} == {f"beyond@{f}-{s}" for f in flags for s in (0, 1)} | {
-        f"serve_beyond@{f}" for f in flags}                                     # row 0 trains and serves nothing
+        f"serve_beyond@{f}" for f in flags} | {                                 # row 0 trains and serves nothing
+        f"scale@xs-{r}-{s}" for r in OPTIONS["ladder"] for s in (0, 1)}        # the default size: the main runs
+    scaled = json.loads((options_repo / "configs" / "scale_xs_qk_norm.json").read_text())["model"]
+    assert (scaled["n_layer"], scaled["n_embd"], scaled["n_head"], scaled["qk_norm"]) == (1, 16, 2, True)
+    scale_md = (options_repo / "reports" / "scale.md").read_text()
+    assert "| change " in scale_md and "| + QK-norm " in scale_md and "xs 0.00" in scale_md
+    assert "(scale.budget: steps)" in scale_md and (options_repo / "reports" / "scale.png").is_file()
     rows = report_rows(options_repo, "beyond.md")
     assert [r["variant"] for r in rows] == ["the book's design", "+ untied head", "+ Muon", "+ sliding window 4 (S)"]
     main = {r["variant"]: r for r in report_rows(options_repo)}
@@ -667,11 +675,11 @@ def test_the_second_ladder_reuses_the_books_runs_writes_beyond_md_and_off_keeps_
     served = json.loads((options_repo / "data" / "serve" / "beyond_attn_window.json").read_text())
     assert served["windows"] == [4] and served["kv_bytes_tensor"] == served["kv_bytes_per_sequence"]
     assert "## Serving cost" in text and "| window 4 on 1 of 1 layers |" in re.sub(" +", " ", text)
-    written = (options_repo / "reports" / "beyond.md").read_bytes()
+    written = [(options_repo / "reports" / name).read_bytes() for name in ("beyond.md", "scale.md")]
     sh(["git", "checkout", "params.yaml"], options_repo)
     sh([*DVC, "repro"], options_repo)                                           # off again
-    assert (options_repo / "reports" / "beyond.md").read_bytes() == written
-    assert not list((options_repo / "configs").glob("beyond_*"))
+    assert [(options_repo / "reports" / name).read_bytes() for name in ("beyond.md", "scale.md")] == written
+    assert not list((options_repo / "configs").glob("beyond_*")) and not list((options_repo / "configs").glob("scale_*"))
     restore(options_repo)
 
 

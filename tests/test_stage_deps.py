@@ -134,4 +134,4 @@ def test_each_stage_script_runs_its_own_checkouts_src(tmp_path):
 
 
 def test_dvc_yaml_stays_readable_at_a_glance():
-    assert len((ROOT / "dvc.yaml").read_text().splitlines()) <= 150
+    assert len((ROOT / "dvc.yaml").read_text().splitlines()) <= 170

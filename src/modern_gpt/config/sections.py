@@ -206,6 +206,41 @@ class BeyondConfig:
         return {**self.model, **self.train}
 
 
+
+SCALE_BUDGETS = ("steps", "tokens_per_param")
+SIZE_SHAPE = ("n_layer", "n_embd", "n_head", "n_kv_head", "head_dim")     # a size's keys: the first three required
+
+
+@dataclass(frozen=True)
+class ScaleConfig:
+    """`scale`: the main ladder at other model sizes, off by default (sizes: {}). Each size names a shape (n_layer,
+    n_embd, n_head; optionally n_kv_head, the GQA row's K/V heads, and head_dim) that every ladder row takes in
+    place of model:'s; the rest of each row, the seeds and the recipe stay. `budget` says how many steps each
+    size trains: `steps`, the same at every size; `tokens_per_param`, the default size's training tokens per
+    non-embedding parameter at every size (steps, warm-up and evaluation interval scaled alike), a size that
+    would train fewer than `min_iters` steps refused. Checked against the ladder's rows in pipeline/scale.py."""
+    sizes: dict = field(default_factory=dict)     # name → shape; {} is off
+    budget: str = "steps"
+    min_iters: int = 100
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sizes, Mapping):
+            raise ConfigError(f"sizes: must be a mapping of name: shape, got {self.sizes!r}; {{}} is off")
+        for name, shape in self.sizes.items():
+            if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9]+", name):
+                raise ConfigError(f"sizes.{name}: a size's name must be lowercase letters and digits, without '_' "
+                                  "(stage names say it: scale@<size>-<row>-<seed>)")
+            if not isinstance(shape, Mapping):
+                raise ConfigError(f"sizes.{name}: must be a mapping of {', '.join(SIZE_SHAPE[:3])} (and optionally "
+                                  f"{', '.join(SIZE_SHAPE[3:])}), got {shape!r}")
+            check_keys(shape, f"sizes.{name}", list(SIZE_SHAPE), SIZE_SHAPE[:3])
+            for key, value in shape.items():
+                if not (key == "head_dim" and value is None):
+                    _integer(f"sizes.{name}.{key}", value, 1)
+        check_choice("budget", self.budget, SCALE_BUDGETS)
+        _integer("min_iters", self.min_iters, 1)
+
+
 TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
 
 
@@ -246,5 +281,5 @@ CLASSES: dict[str, type] = {
     "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
     "baseline": ModelConfig, "ladder": LadderConfig, "train": TrainConfig, "launch": LaunchConfig,
     "ablation": AblationConfig, "sweep": SweepConfig, "serve": ServeConfig, "report": ReportConfig,
-    "beyond": BeyondConfig,
+    "beyond": BeyondConfig, "scale": ScaleConfig,
 }

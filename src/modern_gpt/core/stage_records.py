@@ -52,8 +52,23 @@ class PlannedRow:
 @dataclass(frozen=True)
 class LadderPlan:
     """A ladder: row 0, then each row against the row above it."""
-    name: str                     # 'main' (reports/ablation.md), 'beyond' (reports/beyond.md)
+    name: str                     # 'main' (reports/ablation.md), 'beyond' (reports/beyond.md), 'scale' (scale.md)
     rows: tuple[PlannedRow, ...]
+    size: str | None = None       # a scale ladder: the size (scale.sizes' name) its rows train at
+
+
+@dataclass(frozen=True)
+class Size:
+    """One size of the scale ladders (scale.sizes), or the default one (model:'s shape, the main table's runs)."""
+    name: str | None              # scale.sizes' name; None: model:'s shape
+    n_layer: int                  # the full model's shape, resolved
+    n_embd: int
+    n_head: int
+    n_kv_head: int
+    head_dim: int
+    non_embedding: int            # the full model's non-embedding parameters: N of a scaling law
+    iters: int                    # the recipe's steps at this size (scale.budget)
+    tokens: int                   # training tokens per run: iters x batch_size x block_size
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,7 @@ class Plan:
     rerun_perturbation: float
     match_params: bool
     sweep: Grid
+    scale: tuple[Size, ...]                  # the sizes, smallest N first, the default's among them; () when off
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

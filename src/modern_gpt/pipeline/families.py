@@ -50,7 +50,8 @@ class Family:
 
 
 def lookup(params: Mapping[str, Any], path: str) -> list:
-    """params['ablation']['rerun'] for 'ablation.rerun'; a section left out is an empty list."""
+    """params['ablation']['rerun'] for 'ablation.rerun'; a section left out is an empty list; a mapping gives its
+    keys, as DVC's matrix does (scale.sizes)."""
     value: Any = params
     for key in path.split("."):
         value = value.get(key) if isinstance(value, Mapping) else None
@@ -66,7 +67,8 @@ LOO = Family("loo", "loo_{flag}", (("flag", "ablation.leave_one_out"), SEEDS))
 RERUN = Family("rerun", "rerun_{row}", (("row", "ablation.rerun"), SEEDS))
 SWEEP = Family("sweep", "sweep_{row}_x{lr}", (("row", "sweep.rows"), ("lr", "sweep.lr"), ("seed", "sweep.seeds")))
 BEYOND = Family("beyond", "beyond_{flag}", (("flag", "beyond.ladder"), SEEDS))
-TRAINING: tuple[Family, ...] = (MAIN, AA, LOO, RERUN, SWEEP, BEYOND)
+SCALE = Family("scale", "scale_{size}_{row}", (("size", "scale.sizes"), ("row", "ladder"), SEEDS))   # size: no '_'
+TRAINING: tuple[Family, ...] = (MAIN, AA, LOO, RERUN, SWEEP, BEYOND, SCALE)
 
 # The serve stages: one per ladder row, the run of seed serve.run_seed generating.
 SERVE = Family("serve", "{row}", (("row", "ladder"),))

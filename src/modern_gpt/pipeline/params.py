@@ -1,4 +1,4 @@
-"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep, beyond), checked
+"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep, beyond, scale), checked
 strictly: each section alone by its config class (config/), then against the others (a leave-one-out flag must
 be a ladder flag, the grid's seeds the main table's).
 """
@@ -11,15 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import CLASSES, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, SweepConfig, section
+from ..config.sections import (CLASSES, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, ScaleConfig,
+                               SweepConfig, section)
 from ..config.validate import check_keys, seed_list
 from ..core import params as params_file
 from ..core.errors import ConfigError
 from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out
+from .scale import Sized, sizes
 
 # the ladder's sections (parse); the other stages' sections are checked by their classes alone (check_all)
-SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond")
+SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale")
 STAGE_SECTIONS = tuple(s for s in params_file.SECTIONS if s not in SECTIONS)
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 
@@ -35,6 +37,7 @@ class Params:
     launch: LaunchConfig = LaunchConfig()
     sweep: SweepConfig = SweepConfig()
     beyond: BeyondConfig = BeyondConfig()
+    scale: ScaleConfig = ScaleConfig()
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -54,6 +57,10 @@ class Params:
     def beyond_rows(self, vocab_size: int) -> list[Row]:
         """The second ladder's rows (beyond:), row 0 the main ladder's last; [] when it is off."""
         return beyond(self.rows(vocab_size)[-1], self.train, self.beyond)
+
+    def sizes(self, vocab_size: int) -> list[Sized]:
+        """The main ladder at every size of scale: (pipeline/scale.py), smallest first; [] when it is off."""
+        return sizes(self, vocab_size)
 
 
 def _mapping(raw: dict, name: str) -> dict:
@@ -95,7 +102,8 @@ def parse(raw: Any) -> Params:
 
     params = Params(model=dict(model), baseline=dict(baseline), ladder=ladder_, seeds=list(seeds),
                     train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]),
-                    beyond=section(BeyondConfig, s["beyond"], "beyond"))
+                    beyond=section(BeyondConfig, s["beyond"], "beyond"),
+                    scale=section(ScaleConfig, s["scale"], "scale"))
     params.rows(vocab_size=1)                                   # the ladders must resolve, now
     params.leave_one_out(vocab_size=1)
     full = params.rows(vocab_size=1)[-1]                        # the second ladder's values, even when it is off:
@@ -108,6 +116,7 @@ def parse(raw: Any) -> Params:
             except ConfigError as e:
                 raise ConfigError(f"beyond.model.{e}") from None
         beyond(full, train, dataclasses.replace(params.beyond, ladder=list(params.beyond.train), model={}))
+    params.sizes(vocab_size=1)                                  # every size against every row, now
     check_launch(params.launch, train.batch_size)
     beyond_slugs = [BEYOND.slug(flag=flag) for flag in params.beyond.ladder]
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds))

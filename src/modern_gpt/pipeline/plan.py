@@ -16,6 +16,7 @@ from .families import RERUN, SWEEP
 from .hf_class import hf_name
 from .ladder import Row
 from .params import Params
+from .scale import non_embedding
 
 
 def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
@@ -23,15 +24,21 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
     rows = p.rows(meta["vocab_size"])
     loo = p.leave_one_out(meta["vocab_size"])
     beyond = p.beyond_rows(meta["vocab_size"])
+    sizes = p.sizes(meta["vocab_size"])
     check_split_sizes(meta["train"]["tokens"], meta["val"]["tokens"], block_size=rows[0].config.block_size)
+    listed = [s for s in sizes if s.size.name is not None]          # the default size's rows are `rows`
+    others = [(s.rows, s.train) for s in listed]
     if p.ablation.match_params:
         target = GPT(rows[0].config).num_params(non_embedding=True)
         rows, loo, beyond = ([rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]],
                              [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in loo],
                              [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in beyond])
+        others = [([at[0]] + [dataclasses.replace(r, config=match_mlp(r.config, non_embedding(at[0].config)))
+                              for r in at[1:]], train) for at, train in others]     # each size: its own baseline's
     # the second ladder's row 0 is the main ladder's last row, whose runs it reads: its config is that row's
     configs = {r.slug: {"model": r.config.to_dict(), "train": (r.train or p.train).to_dict()}
                for r in rows + loo + beyond[1:]}
+    configs |= {r.slug: {"model": r.config.to_dict(), "train": train.to_dict()} for at, train in others for r in at}
     perturbed = dataclasses.replace(p.train, init_perturbation=p.ablation.rerun_perturbation)
     rerun = [r for r in rows if r.slug in p.ablation.rerun]
     configs |= {RERUN.slug(row=r.slug): {"model": r.config.to_dict(), "train": perturbed.to_dict()} for r in rerun}
@@ -55,10 +62,11 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
     ladders = [LadderPlan("main", tuple(entry(r) for r in rows))]
     if beyond:
         ladders.append(LadderPlan("beyond", tuple(entry(r) for r in beyond)))
+    ladders += [LadderPlan("scale", tuple(entry(r) for r in at), size=s.size.name) for s, (at, _) in zip(listed, others)]
     return configs, Plan(
         ladders=tuple(ladders), seeds=tuple(p.seeds), aa_seeds=tuple(p.ablation.aa_seeds),
         leave_one_out=tuple(entry(r) for r in loo),
         rerun=tuple(entry(r, slug=RERUN.slug(row=r.slug), of=r.slug) for r in rerun),
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
-        sweep=Grid(p.train.lr, tuple(grid), tuple(p.sweep.seeds)),
+        sweep=Grid(p.train.lr, tuple(grid), tuple(p.sweep.seeds)), scale=tuple(s.size for s in sizes),
     )

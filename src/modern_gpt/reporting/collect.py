@@ -48,21 +48,22 @@ def collect(plan: Plan, meta: dict, floor: dict | None, section: Any, records: R
                       s, extras if i == 0 else [])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
-                   uniform=math.log(meta["vocab_size"]))
+                   uniform=math.log(meta["vocab_size"]), sizes=plan.scale)
 
 
 def ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], grid: list[SweepRow], served: Served,
            meta: dict, floor: dict | None, plan: Plan, s: Settings, extras: list[RowResult]) -> Ladder:
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
     its grid's cells off train.lr), its grid rows (`sweep`; pairs at the best rates are read from the whole
-    `grid`, since its row 0 may be another ladder's row) and its rows' serve records."""
+    `grid`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows are
+    not served)."""
     cells = [row_result(c.runs[0].row, f"{r.row.label} at lr {c.lr:g}", c.runs)
              for r in sweep for c in r.cells if not c.main]
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])
     return Ladder(lp.name, rows, info, sweep=sweep,
                   pairs=at_best(grid, rows, confidence=s.confidence, band_sds=s.borderline),
-                  serve=[served(r.slug) for r in lp.rows])
+                  serve=[served(r.slug) for r in lp.rows] if lp.size is None else [], size=lp.size)
 
 
 def sweep_rows(grid: Grid, by_slug: dict[str, RowResult], records: Records, spike_threshold: float) -> list[SweepRow]:

@@ -10,6 +10,7 @@ from ..core.files import write_bytes, write_json
 from .plots import LR_COLUMNS, curves, lr_plot, lr_rows, plot
 from .report import CURVES_PLOT, SWEEP_PLOT, build, build_beyond
 from .results import Results
+from . import scale
 
 
 def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
@@ -18,12 +19,13 @@ def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
 
 # The ladders past the main one, each with its own report beside ablation.md: its file and how it is built.
 LADDER_REPORTS = {"beyond": ("beyond.md", build_beyond)}
+SCALE_REPORT = "scale.md"          # the scale ladders, all sizes in one report (reporting.scale)
 
 
 def write_report(results: Results, out: Path) -> None:
     """ablation.md, metrics.json and ablation.csv; the validation curves and the learning-rate grid, each as a
-    plot and a CSV; each further ladder's report where it is on (off, a report already there stays: git tracks
-    it)."""
+    plot and a CSV; each further ladder's report where it is on, and the scale ladders' (scale.md, .csv, .png)
+    while sizes are listed (off, a report already there stays: git tracks it)."""
     report = build(results)
     s = results.settings
     lr_table = lr_rows([r for ladder in results.ladders for r in ladder.sweep])
@@ -36,5 +38,11 @@ def write_report(results: Results, out: Path) -> None:
     write_bytes(out / "ablation.csv", csv_bytes(report.table))
     write_bytes(out / "val_curves.csv", csv_bytes(curve_rows))
     for ladder in results.ladders[1:]:
-        name, build_ladder = LADDER_REPORTS[ladder.name]
-        write_bytes(out / name, build_ladder(results, ladder).encode())
+        if ladder.name in LADDER_REPORTS:
+            name, build_ladder = LADDER_REPORTS[ladder.name]
+            write_bytes(out / name, build_ladder(results, ladder).encode())
+    if results.sizes:
+        text, table = scale.build_scale(results)
+        scale.plot(table, out / scale.PLOT, s.floor is not None)
+        write_bytes(out / "scale.csv", csv_bytes(table))
+        write_bytes(out / SCALE_REPORT, text.encode())

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..core.records import RunRecord
-from ..core.stage_records import ServeRecord
+from ..core.stage_records import ServeRecord, Size
 from .settings import Settings
 from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 
@@ -92,12 +92,13 @@ class Rerun:
 class Ladder:
     """One ladder of rows, each against the row above it (row 0 against nothing): read, judged and rendered by the
     same code whichever it is (the main ladder: reports/ablation.md; the second: reports/beyond.md)."""
-    name: str                                   # the plan's: 'main' | 'beyond'
+    name: str                                   # the plan's: 'main' | 'beyond' | 'scale'
     rows: list[RowResult]                       # row 0 first; each row's runs, one per seed
     provenance: dict[str, str] = field(default_factory=dict)
     sweep: list = ()                            # sweep.SweepRow: its rows of the learning-rate grid
     pairs: list = ()                            # sweep.AtBest: those rows compared at their best rates
     serve: list[ServeRecord] = ()               # its rows' serve records, in row order (those served)
+    size: str | None = None                     # a scale ladder: its size's name (Results.sizes)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class Results:
     reruns: list[Rerun] = ()                    # rows trained again with perturbed initial weights
     perturbation: float = 0.0                   # their relative perturbation
     uniform: float | None = None                # ln(vocab): the loss of guessing every token equally
+    sizes: tuple[Size, ...] = ()                # the scale ladders' sizes, smallest N first (name None: the
+                                                # main ladder's); () with scale.sizes empty
 
     @property
     def main(self) -> Ladder:

@@ -34,6 +34,44 @@ BEYOND_INTRO = ("Written by `dvc repro` (stage `report`) when params.yaml's `bey
 BEYOND_FULL = ("**Every change against the book's design:** Δ val {effect} (spread {spread}, range {range}, "
                "{confidence:.0%} CI {interval}): {verdict}; params {params_from} → {params_to}.")
 
+# ------------------------------------------------------------------------------------- the ladder at several sizes
+
+SCALE_TITLE = "# The ladder at several sizes: does each verdict hold?"
+SCALE_INTRO = ("Written by `dvc repro` (stage `report`) while params.yaml's `scale.sizes` lists sizes; do not edit by "
+               "hand. The main ladder of `reports/ablation.md` trained again at each size on the same seeds and "
+               "batches: each change is judged at each size by the main table's rule, then across the sizes. The "
+               "size `model:` is params.yaml's own shape, whose runs are the main table's.")
+SCALE_MEASURE_FLOOR = (
+    "**Measure.** Each change's per-seed effect at each size is d = L(k) − L(k−1), paired by seed as in the main "
+    "table, and the verdict at each size is the main table's, on d. Every size approaches the same floor (the "
+    "entropy of the process that generated the corpus), so a raw effect must shrink as a larger model's loss "
+    "does; across sizes the measure is therefore **r = d / (L(k−1) − floor)**, the share of the row above's loss "
+    "above the floor that the change removes (negative) or adds. r is the primary measure of this report: the "
+    "trend, the slope and the plot are in r.")
+SCALE_MEASURE_RAW = (
+    "**Measure.** Each change's per-seed effect at each size is d = L(k) − L(k−1), paired by seed as in the main "
+    "table, and the verdict at each size is the main table's, on d. This corpus has no known floor, so the "
+    "trend, the slope and the plot use raw d: part of a trend may be the losses shrinking with size.")
+SCALE_TREND = (
+    "**Trend.** The main table's rule again, spread included, on the per-seed effect at the largest size against "
+    "the smallest, paired by seed: settled when it beats the spread and its interval excludes zero. Per decade of "
+    "N divides that contrast, and its interval, by log₁₀ of the two sizes' N (the full model's non-embedding "
+    "parameters). The middle sizes are shown, not tested.")
+SCALE_FULL = "**The full model against the baseline, at every size:** "
+TRANSFER_DEFINITIONS = (
+    "Each change gets the first of these that applies:\n\n"
+    "1. **flips**: settled better at one size and settled worse at another.\n"
+    "2. **holds at every size**: the same settled verdict (better, or worse) at every size.\n"
+    "3. **appears with size**: the trend is settled away from zero (towards the largest size's effect), and the "
+    "largest size is settled while the smallest is noise.\n"
+    "4. **fades with size**: the trend is settled toward zero (against the smallest size's effect), and the smallest "
+    "size is settled while the largest is noise.\n"
+    "5. **noise at every size**: noise at every size, and the trend noise too.\n"
+    "6. **open**: anything else. A borderline verdict, at an end or of the trend, is neither settled nor noise: "
+    "another machine could tip it, so the change it decides stays open.\n\n"
+    "A verdict measured at one size belongs to the change only where it holds; one that appears or fades says the "
+    "size decides it (docs/scale.md).")
+
 # ------------------------------------------------------------------------------------- warnings
 
 ONE_SEED = ("**One seed: no verdicts.** A single run per row cannot separate a change from seed noise; "

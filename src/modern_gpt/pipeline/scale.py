@@ -1,0 +1,114 @@
+"""The main ladder at other model sizes (params.yaml `scale:`): each size's rows and recipe, checked before anything
+trains, and each size's record for the plan (core.stage_records.Size).
+
+A size replaces model:'s shape in every row of the ladder: n_layer, n_embd and n_head; n_kv_head (the K/V heads of
+the rows from GQA on) and head_dim where the size gives them, else model:'s n_kv_head and n_embd / n_head. The
+baseline keeps one K/V head per query head, and every other value of every row stays, as do the seeds and the
+recipe. No config field is added: a size's runs are configs of the fields every run already has.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..config import ModelConfig, TrainConfig
+from ..core.errors import ConfigError
+from ..core.stage_records import Size
+from .families import SCALE
+from .ladder import Row
+
+if TYPE_CHECKING:
+    from .params import Params
+
+
+@dataclass(frozen=True)
+class Sized:
+    size: Size
+    rows: list[Row]              # the main ladder at this size (a listed size's slugs: the scale family's)
+    train: TrainConfig           # the recipe at this size (scale.budget)
+
+
+def non_embedding(cfg: ModelConfig) -> int:
+    """N, as GPT.num_params counts it (Kaplan et al.), from the shapes alone. torch only here: params.py imports
+    this module, and reading params stays torch-free while no size is listed."""
+    import torch
+    from ..nn import GPT
+    with torch.device("meta"):
+        return GPT(cfg).num_params(non_embedding=True)
+
+
+def _divisors(n: int) -> str:
+    return ", ".join(str(k) for k in range(1, n + 1) if n % k == 0)
+
+
+def _check_shape(name: str, shape: dict, model: ModelConfig, rope: bool) -> None:
+    """The rules a shape must meet in every row, each refused in one line naming scale.sizes.<name>.<field>."""
+    where = f"scale.sizes.{name}"
+    n_embd, n_head, head_dim = shape["n_embd"], shape["n_head"], shape.get("head_dim")
+    if head_dim is None and n_embd % n_head:
+        raise ConfigError(f"{where}.n_head={n_head}: must split n_embd={n_embd} into whole heads (allowed: "
+                          f"{_divisors(n_embd)}), or give {where}.head_dim")
+    size = head_dim or n_embd // n_head
+    if rope and size % 2:
+        key = "head_dim" if head_dim is not None else "n_head"
+        raise ConfigError(f"{where}.{key}={shape[key]}: gives heads of {size} dimensions; RoPE rotates pairs of "
+                          "dimensions, so the head size must be even")
+    if model.attn_window and model.global_every > shape["n_layer"]:
+        raise ConfigError(f"{where}.n_layer={shape['n_layer']}: fewer layers than model.global_every="
+                          f"{model.global_every} (every {model.global_every}th layer sees the whole context beside the "
+                          f"window); allowed: {model.global_every} or more")
+    kv = shape.get("n_kv_head", model.n_kv_head)
+    if n_head % kv:
+        if "n_kv_head" in shape:
+            raise ConfigError(f"{where}.n_kv_head={kv}: must divide n_head={n_head} into equal groups (allowed: "
+                              f"{_divisors(n_head)})")
+        raise ConfigError(f"{where}.n_head={n_head}: model.n_kv_head={kv} K/V heads must divide it into equal "
+                          f"groups; give {where}.n_kv_head (allowed: {_divisors(n_head)})")
+
+
+def _shape(cfg: ModelConfig) -> tuple[int, ...]:
+    return cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_kv_head, cfg.head_dim
+
+
+def sizes(p: Params, vocab_size: int) -> list[Sized]:
+    """Every size, smallest N first, the default (model:'s shape, its rows the main table's) among them; [] when
+    scale.sizes is empty."""
+    spec = p.scale
+    if not spec.sizes:
+        return []
+    rows = p.rows(vocab_size)
+    full = rows[-1].config
+    n0 = non_embedding(full)
+    rope = any(r.config.pos == "rope" for r in rows)
+    batch_tokens = p.train.batch_size * full.block_size
+    found = [Sized(Size(None, *_shape(full), n0, p.train.iters, p.train.iters * batch_tokens), rows, p.train)]
+    for name, shape in spec.sizes.items():
+        where = f"scale.sizes.{name}"
+        _check_shape(name, shape, full, rope)
+        model = {**p.model, "head_dim": None, **shape}
+        try:
+            sized = [dataclasses.replace(r, slug=SCALE.slug(size=name, row=r.slug))
+                     for r in dataclasses.replace(p, model=model).rows(vocab_size)]
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        config = sized[-1].config
+        same = next((s.size.name or "model" for s in found if _shape(s.rows[-1].config) == _shape(config)), None)
+        if same:
+            raise ConfigError(f"{where}: the same shape as " + ("model: (whose runs are the main table's; list only "
+                              "other sizes)" if same == "model" else f"scale.sizes.{same}"))
+        n = non_embedding(config)
+        train = p.train
+        if spec.budget == "tokens_per_param":
+            f = n / n0
+            iters = round(p.train.iters * f)
+            if iters < spec.min_iters:
+                raise ConfigError(
+                    f"{where}: would train {iters} steps at model:'s {p.train.iters * batch_tokens / n0:.3g} "
+                    f"tokens per non-embedding parameter (scale.budget: tokens_per_param), fewer than "
+                    f"scale.min_iters={spec.min_iters}; list a larger size, or use scale.budget: steps")
+            train = dataclasses.replace(p.train, iters=iters, warmup_iters=round(p.train.warmup_iters * f),
+                                        eval_interval=max(1, round(p.train.eval_interval * f)))
+        found.append(Sized(Size(name, *_shape(config), n, train.iters, train.iters * batch_tokens), sized, train))
+    return sorted(found, key=lambda s: s.size.non_embedding)

@@ -1,0 +1,181 @@
+"""Does a verdict hold at another size? Each change of the main ladder at every size of the scale ladders, the trend
+of its effect from the smallest size to the largest, and its transfer verdict (docs/scale.md).
+
+The per-seed effect of change k at one size is d = L(k) - L(k-1), paired by seed as in the main table. Where the
+corpus has a floor (the generated one's entropy), every size approaches the same floor, so raw effects must shrink
+as the losses do; there the measure is r = d / (L(k-1) - floor), the share of the loss above the floor that the
+change removes (negative) or adds. The trend is the main table's rule (stats.compare) applied to the per-seed
+effect at the largest size against the smallest, paired by seed, its spread included: the rule's calibration
+carries over. The middle sizes are shown, not tested.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..core.stage_records import Size
+from .results import RowResult
+from .stats import BAND, BETTER, NOISE, VERDICTS, WORSE, Comparison, compare, judge, summarize, t_quantile
+
+
+class Transfer(StrEnum):
+    """A change's verdicts across sizes, decided in this order (the first that applies)."""
+    FLIPS = "flips"                          # settled better at one size and settled worse at another
+    HOLDS = "holds at every size"            # the same settled verdict (better, or worse) at every size
+    APPEARS = "appears with size"            # trend settled away from zero; largest settled, smallest noise
+    FADES = "fades with size"                # trend settled toward zero; smallest settled, largest noise
+    NOISE = "noise at every size"            # noise everywhere, and the trend noise too
+    OPEN = "open"                            # anything else: a borderline end or trend included
+
+
+TRANSFERS = tuple(Transfer)
+TRANSFER_CODES = {v: i for i, v in enumerate(VERDICTS)}     # a Verdict → its code, as judge() gives it
+_FLIPS, _HOLDS, _APPEARS, _FADES, _NOISE, _OPEN = range(len(TRANSFERS))
+
+
+def classify(codes, trend_code, trend_effect, small_effect, large_effect) -> np.ndarray:
+    """The transfer verdicts of many changes at once, as indices into TRANSFERS. codes: (changes, sizes) verdict
+    codes (stats.VERDICTS indices), smallest size first; trend_code: the trend's code; trend_effect: its contrast
+    (largest minus smallest); small_effect, large_effect: the mean effect at the two ends. One implementation for
+    the report (transfer()) and the calibration (simulate_transfer())."""
+    codes = np.atleast_2d(np.asarray(codes))
+    trend_code, trend_effect = np.atleast_1d(trend_code), np.atleast_1d(np.asarray(trend_effect, dtype=float))
+    small_effect, large_effect = (np.atleast_1d(np.asarray(x, dtype=float)) for x in (small_effect, large_effect))
+    called = (codes == BETTER) | (codes == WORSE)
+    trend = (trend_code == BETTER) | (trend_code == WORSE)
+    small, large = called[:, 0], called[:, -1]
+    # "not settled" is noise: a borderline end (or trend), which another machine could tip, leaves the change open
+    rules = [
+        (codes == BETTER).any(axis=1) & (codes == WORSE).any(axis=1),                      # flips
+        called[:, 0] & (codes == codes[:, :1]).all(axis=1),                                # holds at every size
+        trend & large & (codes[:, 0] == NOISE) & (np.sign(trend_effect) == np.sign(large_effect)),   # appears
+        trend & small & (codes[:, -1] == NOISE) & (np.sign(trend_effect) == -np.sign(small_effect)),  # fades
+        (codes == NOISE).all(axis=1) & (trend_code == NOISE),                              # noise at every size
+    ]
+    out = np.full(len(codes), _OPEN)
+    for index in reversed(range(len(rules))):            # the first rule that applies wins
+        out[rules[index]] = index
+    return out
+
+
+def effects(row: RowResult, above: RowResult, floor: Optional[float]) -> list[Optional[float]]:
+    """Per seed: d = L(row) - L(above), or r = d / (L(above) - floor) with a floor (nats per token); None for a
+    seed diverged in either."""
+    out = []
+    for a, b in zip(row.values("val_loss"), above.values("val_loss")):
+        ok = all(v is not None and math.isfinite(v) for v in (a, b)) and (floor is None or b > floor)
+        out.append(None if not ok else (a - b) / (b - floor if floor is not None else 1.0))
+    return out
+
+
+def mean_interval(values: Sequence[Optional[float]], confidence: float) -> tuple[Optional[float], ...]:
+    """(mean, low, high): the t interval of the mean of the finite values (low = high = None with fewer than 2)."""
+    s = summarize(values)
+    if s.mean is None or s.sd is None:
+        return s.mean, None, None
+    half = t_quantile(0.5 + confidence / 2.0, s.n_finite - 1) * s.sd / math.sqrt(s.n_finite)
+    return s.mean, s.mean - half, s.mean + half
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One change at one size."""
+    size: Size
+    params: int                          # N at this size: the full model's non-embedding count, as its runs record it
+    row: RowResult                       # row.vs: Δ val against the row above, judged by the main table's rule
+    effect: list[Optional[float]]        # per seed: r with a floor, d without
+    mean: Optional[float]
+    low: Optional[float]                 # the t interval of the mean effect
+    high: Optional[float]
+
+
+@dataclass(frozen=True)
+class Change:
+    slug: str                            # the main ladder's row (its flag)
+    label: str
+    cells: list[Cell]                    # smallest size first
+    trend: Comparison                    # effect at the largest size against the smallest, paired by seed
+    decades: float                       # log10 of N largest / N smallest
+    transfer: Transfer
+
+    @property
+    def slope(self) -> tuple[Optional[float], Optional[float], Optional[float]]:
+        """The trend per decade of N, and its interval scaled alike (None where the ends' N are equal)."""
+        t = self.trend
+        return tuple(None if x is None or not self.decades else x / self.decades
+                     for x in (t.effect, t.ci_low, t.ci_high))
+
+
+def transfer(cells: list[Cell], trend: Comparison) -> Transfer:
+    codes = [[TRANSFER_CODES[c.row.vs.verdict] for c in cells]]
+    means = [cells[0].mean, cells[-1].mean]
+    index = classify(codes, TRANSFER_CODES[trend.verdict], _nan(trend.effect), *map(_nan, means))[0]
+    return TRANSFERS[int(index)]
+
+
+def _nan(x: Optional[float]) -> float:
+    return math.nan if x is None else x
+
+
+def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float], confidence: float = 0.95,
+            band: float = BAND) -> list[Change]:
+    """Every change (row 1 onwards) across the sizes (`ladders`: (size, its rows), smallest N first). N is the
+    full model's non-embedding count as its runs record it."""
+    n = [rows[-1].runs[0].params_non_embedding for _, rows in ladders]
+    decades = math.log10(n[-1] / n[0])
+    main = next((rows for size, rows in ladders if size.name is None), ladders[0][1])    # whose slugs are the flags
+    out = []
+    for k in range(1, len(main)):
+        cells = []
+        for (size, rows), params in zip(ladders, n):
+            e = effects(rows[k], rows[k - 1], floor)
+            cells.append(Cell(size, params, rows[k], e, *mean_interval(e, confidence)))
+        trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
+        out.append(Change(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ calibration
+
+@dataclass(frozen=True)
+class TransferCalibration:
+    trials: int
+    counts: dict                         # Transfer → trials so classified
+
+    def rate(self, *classes: Transfer) -> float:
+        return sum(self.counts.get(c, 0) for c in classes) / self.trials
+
+
+def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *, n_sizes: int = 3,
+                      pair_correlation: float = 0.0, size_correlation: float = 0.0, confidence: float = 0.95,
+                      band: float = BAND) -> TransferCalibration:
+    """Transfer verdicts for a change whose effect is the same at every size (effect_sd, in seed sds; positive:
+    worse), deterministic from seed. At each size, each seed's loss is normal with sd 1 for the row above and the
+    row, correlated pair_correlation within a seed (same batches); size_correlation correlates a seed's per-seed
+    effects across sizes (the same seed's batches at every size). Each size is judged by stats.judge, the trend by
+    stats.judge on the per-seed effects at the largest size against the smallest, and classify() decides: every
+    APPEARS or FADES counted is a false one."""
+    rng = np.random.default_rng(seed)
+    shared, own = math.sqrt(pair_correlation), math.sqrt(1.0 - pair_correlation)
+    across, alone = math.sqrt(size_correlation), math.sqrt(1.0 - size_correlation)
+    counts = np.zeros(len(TRANSFERS), dtype=int)
+    chunk = 50_000
+    for start in range(0, trials, chunk):
+        n = min(chunk, trials - start)
+        seed_part = rng.standard_normal((n, 1, n_seeds))                     # the same seed, at every size
+        common, own_ref, own_row = rng.standard_normal((3, n, n_sizes, n_seeds))
+        common = across * seed_part + alone * common
+        ref = shared * common + own * own_ref
+        row = effect_sd + shared * common + own * own_row
+        codes = np.stack([judge(row[:, i], ref[:, i], confidence=confidence, band=band).code
+                          for i in range(n_sizes)], axis=1)
+        d = row - ref
+        trend = judge(d[:, -1], d[:, 0], confidence=confidence, band=band)
+        classes = classify(codes, trend.code, trend.effect, d[:, 0].mean(axis=1), d[:, -1].mean(axis=1))
+        counts += np.bincount(classes, minlength=len(TRANSFERS))
+    return TransferCalibration(trials, {TRANSFERS[i]: int(c) for i, c in enumerate(counts)})
