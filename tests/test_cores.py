@@ -282,3 +282,66 @@ def test_on_the_cpu_the_runner_looks_for_no_gpu(tmp_path, monkeypatch):
     assert devices() == Devices()                                     # auto without a GPU: the CPU
     monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: ["0", "1"])
     assert devices() == Devices(("0", "1"), 1)
+
+
+FAKE_RUN = """
+import json, os, sys, time
+from pathlib import Path
+from modern_gpt.core.cores import run_gpus
+with run_gpus("cuda") as held:                 # what stages/run.py does before CUDA starts
+    def say(event):
+        with open(os.environ["FAKE_RUN_LOG"], "a") as log:
+            log.write(json.dumps({"run": sys.argv[1], "event": event, "pid": os.getpid(), "t": time.time(),
+                                  "held": held, "visible": os.environ["CUDA_VISIBLE_DEVICES"],
+                                  "threads": os.environ["OMP_NUM_THREADS"]}) + "\\n")
+    say("start")
+    time.sleep(2)
+    say("end")
+Path("out", sys.argv[1]).write_text("trained")
+"""
+
+
+@pytest.mark.slow
+def test_the_runner_trains_one_run_per_fake_gpu_and_a_kill_9_frees_a_gpu_for_the_next(tmp_path):
+    """`modern-gpt repro` with the real dvc over six fake runs that take their GPU slot as stages/run.py does, on
+    three fake GPUs (CUDA_VISIBLE_DEVICES=0,1,2, train.device cuda). --jobs auto is one run per GPU; each started
+    run sees one GPU and cores / jobs threads; no GPU is ever held by two runs, across a kill -9 of a holder (the
+    runner stops in one line, and the same command trains the rest) included."""
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"device": "cuda"}, "launch": "python"}))
+    (tmp_path / "fake_run.py").write_text(FAKE_RUN)
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"run": {
+        "matrix": {"seed": list(range(6))}, "cmd": "python fake_run.py ${item.seed}", "deps": ["fake_run.py"],
+        "outs": ["out/${item.seed}"]}}}))
+    (tmp_path / "out").mkdir()
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "0,1,2", "FAKE_RUN_LOG": str(tmp_path / "runs.jsonl"),
+           "MODERN_GPT_CORES_DIR": str(tmp_path / "slots"), "DVC_NO_ANALYTICS": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for cmd in (["git", "init", "-q"], [sys.executable, "-m", "dvc", "init", "-q"]):
+        subprocess.run(cmd, cwd=tmp_path, check=True, env=env)
+    events = lambda: [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()] \
+        if (tmp_path / "runs.jsonl").exists() else []
+    runner = [sys.executable, "-m", "modern_gpt", "repro"]
+    first = subprocess.Popen(runner, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while len([e for e in events() if e["event"] == "start"]) < 3 and time.time() < deadline:
+        time.sleep(0.1)
+    victim = next(e for e in events() if e["event"] == "start")
+    os.kill(victim["pid"], signal.SIGKILL)                   # kill -9 of a run holding its GPU
+    killed_at = time.time()
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 2 and f"run@{victim['run']}: failed" in out
+    assert len(err.strip().splitlines()) == 1 and "run the same command again" in err
+    again = subprocess.run(runner, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "at a time, 1 GPU and 1 thread each" in again.stdout and "GPUs 0,1,2" in again.stdout
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [str(k) for k in range(6)]
+
+    starts = [e for e in events() if e["event"] == "start"]
+    threads = str(max(1, usable_cores() // 3))
+    assert all(e["visible"] in ("0", "1", "2") and e["held"] == [e["visible"]] and e["threads"] == threads
+               for e in starts)
+    ends = {(e["run"], e["pid"]): e["t"] for e in events() if e["event"] == "end"}
+    spans = sorted((e["visible"], e["t"], ends.get((e["run"], e["pid"]), killed_at)) for e in starts)
+    for (gpu, _, end), (next_gpu, start, _) in zip(spans, spans[1:]):
+        assert gpu != next_gpu or start >= end, spans        # one run at a time on each GPU
+    assert any(e["visible"] == victim["visible"] and e["t"] > killed_at for e in starts)   # its GPU was freed
