@@ -22,8 +22,9 @@ DVC = [sys.executable, "-m", "dvc"]
 TRAINING_STAGES = frozenset(f.stage for f in TRAINING)     # dvc.yaml's stages that train a run
 
 
-def dvc(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([*DVC, *args], capture_output=True, text=True)
+def dvc(*args: str, check: bool = True, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`dvc ARGS` in `cwd` (default: here); a failure is one line (check) or the caller's to read."""
+    done = subprocess.run([*DVC, *args], capture_output=True, text=True, cwd=cwd, env=env)
     if check and done.returncode:
         raise DataError(f"dvc {' '.join(args)}: {dvc_error(done)}")
     return done
@@ -60,8 +61,8 @@ def default_remote() -> Remote:
 
 
 def prepare(remote: Remote) -> None:
-    """The runs' inputs (seconds: generate, tokenize, plan), pushed so that an aggregator can pull them; the push
-    also shows that the remote can be written before any run is trained."""
+    """The runs' inputs (seconds: generate, tokenize, plan), pushed so that an aggregator, and every other clone, can
+    pull them; the push also shows that the remote can be written before any run is trained."""
     dvc("repro", "plan")
     pushed = dvc("push", "generate", "tokenize", check=False)
     if pushed.returncode:
@@ -69,14 +70,17 @@ def prepare(remote: Remote) -> None:
                         f"nothing was trained (mend it with: dvc remote modify {remote.name} url URL)")
 
 
-def pull_or_train(stage: str, remote: Remote, again: str) -> str:
-    """The unit: `dvc repro --pull <stage>` (the remote's copy if it has one, else a training run here), then
-    `dvc push --run-cache <stage>`. Says how the run came: 'trained', 'pulled' or 'already here'. `again` is the
-    command that resumes the caller's work, for the one-line error when the push fails."""
-    out = dvc("repro", "--pull", stage).stdout
+def pull_or_train(stage: str, remote: Remote, again: str, *, cwd: Path | None = None,
+                  env: dict | None = None) -> str:
+    """The unit, in the clone at `cwd` whose inputs are in place (prepare, or a pull of them): `dvc repro --pull -s
+    <stage>` (the remote's copy if it has one, else a training run here), then `dvc push --run-cache <stage>`,
+    each waiting for DVC's lock, so that units side by side in one clone take turns only at DVC's bookkeeping.
+    Says how the run came: 'trained', 'pulled' or 'already here'. `again` is the command that resumes the caller's
+    work, for the one-line error when the push fails."""
+    out = dvc("--wait-for-lock", "repro", "--pull", "-s", stage, cwd=cwd, env=env).stdout
     how = ("trained" if f"Running stage '{stage}'" in out else
            "pulled" if f"Stage '{stage}' is cached" in out else "already here")
-    pushed = dvc("push", "--run-cache", stage, check=False)
+    pushed = dvc("--wait-for-lock", "push", "--run-cache", stage, check=False, cwd=cwd, env=env)
     if pushed.returncode:
         raise DataError(f"DVC remote {remote.name!r} ({remote.url}): pushing {stage} failed: {dvc_error(pushed)}; "
                         f"the runs done so far are in this clone's cache: rerun `{again}` to push them")
