@@ -277,7 +277,7 @@ def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_pat
 
     assert task("report.sbatch", logs["report"]).wait(timeout=900) == 0, logs["report"].read_text()
     out = logs["report"].read_text()
-    [aggregator] = tmp_path.glob("report.*")
+    [aggregator] = [d for d in tmp_path.glob("report.*") if d.is_dir()]
     assert f"the report: {aggregator}/reports/ablation.md" in out
     assert not ran(out) & RUNS and {"report"} | SERVE <= ran(out)
     mine, single = report_rows(aggregator), report_rows(repo)

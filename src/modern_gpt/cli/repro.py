@@ -140,7 +140,7 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devi
     slots = len(where.gpus) * int(where.env(jobs)[RUNS_PER_GPU]) if where.gpus else None
     started = at_once(jobs, threads, cores, slots, where.per_run)
     queue, running, failed, k = list(stages), {}, [], 0
-    while queue or running:
+    while (queue and not failed) or running:
         while queue and len(running) < started and not failed:
             name = queue.pop(0)
             log = tempfile.TemporaryFile("w+", encoding="utf-8")    # not a pipe: a full one would stall the run
