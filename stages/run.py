@@ -5,7 +5,8 @@ run.json (the run record: losses of the trained weights, the loss curve, paramet
 tokens per second, and the md5 of the code this process imported). One process per run: the unit
 DVC caches, restores and shares. Under `torchrun --nproc_per_node=N` (params `launch`), N processes train
 the run together with DistributedDataParallel, and the first one writes it. Its thread count is torch's
-(OMP_NUM_THREADS, which `modern-gpt repro` sets to each job's share of the cores; else every core).
+(OMP_NUM_THREADS, which `modern-gpt repro` sets to each job's share of the cores; else every core). On CUDA it
+first takes its GPU slot (core/cores.py), so that runs side by side never share a GPU.
 """
 
 import os
@@ -25,7 +26,7 @@ import dataclasses
 
 import torch
 
-from modern_gpt.core.cores import hold_cores
+from modern_gpt.core.cores import hold_cores, run_gpus
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import code_files, code_md5, stage_main
 from modern_gpt.config import ModelConfig, TrainConfig
@@ -47,20 +48,23 @@ def main() -> None:
     spec = read_json(Path(args.configs) / f"{args.row}.json")
     data = Path(args.data)
     meta = read_json(data / "meta.json")
-    # One core slot per thread (core/cores.py), waiting for them while other runs of this project hold them, and
-    # never more threads than cores. Under torchrun the processes of one run must start together, so they take
-    # no slots (torchrun gives each process 1 thread).
+    train_cfg = TrainConfig.from_dict(spec["train"])
+    # The GPU slot first (on CUDA; before CUDA starts, which then shows this process that GPU only), then one core
+    # slot per thread (core/cores.py), waiting for them while other runs of this project hold them, and never more
+    # threads than cores. Under torchrun the processes of one run must start together, so they take no core slots
+    # (torchrun gives each process 1 thread); their local rank 0 takes the run's GPUs together.
     cores = hold_cores(torch.get_num_threads()) if ranks().world == 1 else contextlib.nullcontext()
-    with cores as threads:
+    with run_gpus(train_cfg.device) as gpus, cores as threads:
         if threads:
             torch.set_num_threads(threads)
-        model, record = run(args.row, ModelConfig.from_dict(spec["model"]), TrainConfig.from_dict(spec["train"]),
+        model, record = run(args.row, ModelConfig.from_dict(spec["model"]), train_cfg,
                             load_tokens(data / "train.bin"), load_tokens(data / "val.bin"), args.seed,
                             val_chars=meta["val"]["chars"])
     if ranks().rank != 0:          # under torchrun every process holds the same result: the first one writes it
         return
     files = code_files(__file__, ROOT)
-    record = dataclasses.replace(record, code_md5=code_md5(files, ROOT), code_files=tuple(files))
+    record = dataclasses.replace(record, code_md5=code_md5(files, ROOT), code_files=tuple(files),
+                                 device_index=",".join(gpus))
     out = Path(args.out) / args.row / str(args.seed)
     out.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), out / "model.pt")

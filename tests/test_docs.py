@@ -168,3 +168,25 @@ def test_the_beyond_page_quotes_the_second_ladders_report_row_for_row():
     report = ladder_table((ROOT / "reports" / "beyond.md").read_text(encoding="utf-8"))
     assert [r["variant"] for r in page] == [r["variant"] for r in report] != []
     assert {"secs", "verdict", "val"} <= set(page[0])                           # the cost and the verdict
+
+
+def test_the_gpu_pages_run_time_estimates_follow_from_each_sizes_flops():
+    """docs/gpus.md's estimate table: N is the committed scale report's, and every other column the arithmetic the
+    page states (6 FLOPs per parameter and token, the attention scores, the report's tokens per run)."""
+    text = (ROOT / "docs" / "gpus.md").read_text(encoding="utf-8")
+    head, rows = next(parse(t) for t in prose_and_tables(text)[1] if "training FLOPs per run" in t[0])
+    scale = (ROOT / "reports" / "scale.md").read_text(encoding="utf-8")
+    tokens, vocab, context, steps = 500 * 12 * 64, 48, 64, 500
+    assert f"500 steps × 12 × 64 = {tokens:,} tokens" in scale and f"vocabulary {vocab}" in scale
+    assert [r["size"] for r in rows] == ["xs", "model:", "l"]
+    for r in rows:
+        layers, width = map(int, r["layers × width"].split(" × "))
+        n = int(r["N"].replace(",", ""))
+        assert f"**{r['size']}** {layers} layers × {width} wide" in scale and f"N = {n:,}" in scale
+        flops = tokens * (6 * (n + width * vocab) + 6 * layers * context * width)
+        assert r["training FLOPs per run"] == f"{flops:.2e}".replace("e+", "e")
+        assert r["CPU: GFLOP/s"] == f"{flops / float(r['CPU: seconds per run (median of 5)']) / 1e9:.0f}"
+        bound = flops / 989e12 * 1e3
+        assert r[head[6]] == f"{bound:.2g} ms"
+        ops, secs = re.fullmatch(r"(\d+) ops: ([\d.]+) s", r[head[7]]).groups()
+        assert secs == f"{steps * int(ops) * 5e-6:.1f}"

@@ -218,53 +218,68 @@ def object_md5s_match(remote: Path) -> int:
     return len(objects)
 
 
+def slurm_scripts() -> dict[str, str]:
+    """docs/machines.md's sbatch scripts, by the name their second line gives them: what a cluster would run."""
+    text = (ROOT / "docs" / "machines.md").read_text()
+    blocks = re.findall(r"```bash\n(#!/bin/bash\n# (\S+\.sbatch):.*?)```", text, re.S)
+    return {name: body for body, name in blocks}
+
+
 def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_path):
-    """`modern-gpt shard I/N` in clones side by side: the project's default remote (a folder next to the clone)
-    is one folder for all of them. Two workers start at once; one is killed after its first run; a third takes
-    over its share, pulls the run the dead one had pushed and trains the rest. An aggregator's `dvc repro --pull`
-    then trains nothing, and its report has the single-machine run's results (the committed report of `repo`):
-    losses, spreads, intervals, verdicts; not the seconds."""
+    """docs/machines.md's SLURM array, its scripts run by bash with the variables SLURM would set: two array tasks
+    (--array=0-1: workers 1/2 and 2/2) start at once, each in a clone of its own, sharing the project's default
+    remote (a folder next to the clones). The second is killed after its first run; run again, it makes a new
+    clone, pulls the run it had pushed and trains the rest. The aggregator's `dvc repro --pull` then trains nothing,
+    and its report has the single-machine run's results (the committed report of `repo`): losses, spreads,
+    intervals, verdicts; not the seconds."""
+    scripts = slurm_scripts()
+    assert set(scripts) == {"workers.sbatch", "report.sbatch"}
+    for name, body in scripts.items():
+        (tmp_path / name).write_text(body)
     remote = tmp_path / "modern-gpt-remote"                  # where the default remote of tmp_path/<clone> points
+    origin = tmp_path / "origin"                             # the commit the cluster trains: nothing recorded yet,
+    sh(["git", "clone", "-q", str(repo), str(origin)], tmp_path)    # so every run trains or is pulled
+    sh(["git", "rm", "-q", "dvc.lock"], origin)
+    commit(origin, "no lock")
+    slurm = {"REPO": str(origin), "COMMIT": sh(["git", "rev-parse", "HEAD"], origin).stdout.strip(),
+             "WORK": str(tmp_path), "VENV": sys.prefix, "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "2"}
 
-    def clone(name: str) -> Path:
-        path = tmp_path / name
-        sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
-        sh(["git", "rm", "-q", "dvc.lock"], path)                # nothing recorded: every run trains or is pulled
-        commit(path, "no lock")
-        return path
-
-    def worker(path: Path, share: str, log: Path) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "modern_gpt", "shard", share], cwd=path, env=ENV,
+    def task(script: str, log: Path, **env: str) -> subprocess.Popen:
+        return subprocess.Popen(["bash", str(tmp_path / script)], cwd=tmp_path, env={**ENV, **slurm, **env},
                                 stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
     shares = {s: sh([sys.executable, "-m", "modern_gpt", "shard", s, "--list"], repo).stdout.split()
               for s in ("1/2", "2/2")}
     assert set(shares["1/2"]).isdisjoint(shares["2/2"]) and set(shares["1/2"]) | set(shares["2/2"]) == RUNS
 
-    one, two = clone("one"), clone("two")
-    logs = {name: tmp_path / f"{name}.log" for name in ("one", "two", "three")}
-    first, second = worker(one, "1/2", logs["one"]), worker(two, "2/2", logs["two"])
+    logs = {name: tmp_path / f"{name}.log" for name in ("one", "two", "three", "report")}
+    first = task("workers.sbatch", logs["one"], SLURM_ARRAY_TASK_ID="0")
+    second = task("workers.sbatch", logs["two"], SLURM_ARRAY_TASK_ID="1")
     deadline = time.time() + 600
     while "[1/" not in logs["two"].read_text() and second.poll() is None and time.time() < deadline:
         time.sleep(0.2)
     assert second.poll() is None, logs["two"].read_text()
-    os.killpg(second.pid, signal.SIGKILL)                      # worker 2 dies during its second run
+    os.killpg(second.pid, signal.SIGKILL)                      # task 2 dies during its second run
     second.wait()
     assert first.wait(timeout=900) == 0, logs["one"].read_text()
+    assert logs["one"].read_text().startswith("worker 1/2: ") and logs["two"].read_text().startswith("worker 2/2: ")
     assert object_md5s_match(remote) > 0
     pushed_by_two = re.findall(r"\] (\S+): trained", logs["two"].read_text())
     assert pushed_by_two == shares["2/2"][:1], logs["two"].read_text()
 
-    three = clone("three")                                     # another clone takes worker 2's share
-    assert worker(three, "2/2", logs["three"]).wait(timeout=900) == 0, logs["three"].read_text()
+    assert task("workers.sbatch", logs["three"], SLURM_ARRAY_TASK_ID="1").wait(timeout=900) == 0, \
+        logs["three"].read_text()                              # task 2 again, as a resubmitted array would run it
     told = logs["three"].read_text()
     assert f"{shares['2/2'][0]}: pulled" in told                 # the dead worker's pushed run: not trained again
     assert re.findall(r"\] (\S+): trained", told) == shares["2/2"][1:]
+    assert len(list(tmp_path.glob("worker-2.*"))) == 2 and len(list(tmp_path.glob("worker-1.*"))) == 1
     assert object_md5s_match(remote) > 0
 
-    aggregator = clone("aggregator")
-    out = sh([*DVC, "repro", "--pull"], aggregator)
-    assert not ran(out.stdout) & RUNS and {"report"} | SERVE <= ran(out.stdout)
+    assert task("report.sbatch", logs["report"]).wait(timeout=900) == 0, logs["report"].read_text()
+    out = logs["report"].read_text()
+    [aggregator] = [d for d in tmp_path.glob("report.*") if d.is_dir()]
+    assert f"the report: {aggregator}/reports/ablation.md" in out
+    assert not ran(out) & RUNS and {"report"} | SERVE <= ran(out)
     mine, single = report_rows(aggregator), report_rows(repo)
     assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
         [{k: v for k, v in r.items() if k != "secs"} for r in single]

@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from modern_gpt.cli import main
-from modern_gpt.cli.shard import dvc_error, parse_share, share
+from modern_gpt.cli.shard import parse_share, share
+from modern_gpt.cli.work import dvc_error
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 40])

@@ -11,7 +11,10 @@ stopped: finished runs are recorded, a killed run recorded nothing, and the dead
 lock file block nothing (DVC drops one when it next needs its path).
 
 Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
-machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each.
+machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each. When the runs train on
+CUDA (train.device cuda, or auto where a GPU is visible) `--jobs auto` is one run per visible GPU (per
+--nproc_per_node GPUs under torchrun), each with cores / jobs threads; each run takes its GPU in its own process
+(core/cores.py), so two never share one unless --jobs asks for more runs than there are GPUs.
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ import os
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.cores import usable_cores
+from ..config import TrainConfig
+from ..config.sections import LaunchConfig
+from ..core import params as params_file
+from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, trains_on_gpu, usable_cores, visible_gpus
 from ..core.errors import ConfigError, DataError
-from .shard import DVC, TRAINING_STAGES, dvc, dvc_error
+from .work import DVC, TRAINING_STAGES, dvc, dvc_error
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
-WAITING = "other training processes of this project hold them"     # what core/cores.py says while a run waits
 
 
 def add_parsers(sub) -> None:
@@ -38,15 +44,55 @@ def add_parsers(sub) -> None:
                    help="training runs at once (default auto: one per usable core, each single-threaded)")
 
 
-def parse_jobs(text: str, cores: int) -> tuple[int, int]:
-    """(jobs, threads per job) for --jobs: auto is one single-threaded job per core; N jobs share the cores
-    evenly (at least one thread each; jobs beyond the cores wait for a free one, see core/cores.py)."""
+def parse_jobs(text: str, cores: int, gpus: int = 0, per_run: int = 1) -> tuple[int, int]:
+    """(jobs, threads per job) for --jobs: auto is one single-threaded job per core, or with `gpus` (the runs
+    train on CUDA, `per_run` GPUs each) one job per run's GPUs; N jobs share the cores evenly (at least one thread
+    each; jobs beyond the cores, or the GPUs, wait for a free one, see core/cores.py)."""
     if text == "auto":
-        return cores, 1
-    if not text.isdigit() or int(text) < 1:
+        jobs = max(1, gpus // per_run) if gpus else cores
+    elif not text.isdigit() or int(text) < 1:
         raise ConfigError(f"--jobs {text!r}: give a whole number of training runs at once (1 or more), or auto")
-    jobs = int(text)
-    return jobs, max(1, cores // jobs)
+    else:
+        jobs = int(text)
+    return jobs, 1 if text == "auto" and not gpus else max(1, cores // jobs)
+
+
+@dataclass(frozen=True)
+class Devices:
+    """Where the runs train: `gpus` (the visible GPUs' ids; empty: on the CPU), `per_run` GPUs each (torchrun's
+    --nproc_per_node)."""
+    gpus: tuple[str, ...] = ()
+    per_run: int = 1
+
+    def env(self, jobs: int) -> dict[str, str]:
+        """What each run's process is told: every visible GPU (it takes its own among them, core/cores.py), and
+        how many runs share one when --jobs asks for more runs than there are GPUs."""
+        if not self.gpus:
+            return {}
+        return {"CUDA_VISIBLE_DEVICES": ",".join(self.gpus), RUNS_PER_GPU: str(shared_by(jobs, self.per_run,
+                                                                                          len(self.gpus)))}
+
+
+def devices(path: str | Path = "params.yaml") -> Devices:
+    """From params.yaml's train.device and launch, and the GPUs visible here: on a GPU, each run takes one, or under
+    torchrun --nproc_per_node N (or its `gpu` / `auto`: every visible one); refused in one line before anything
+    starts when that many cannot be had."""
+    raw = params_file.load(("train", "launch"), path, optional=("launch",))
+    device = TrainConfig.from_dict(raw["train"], "train").device
+    if device == "cpu":
+        return Devices()
+    gpus = visible_gpus()
+    if not trains_on_gpu(device, gpus):
+        return Devices()
+    if not gpus:
+        raise ConfigError("train.device='cuda': no CUDA device is visible here (CUDA_VISIBLE_DEVICES, or a CUDA "
+                          "build of torch); allowed: cpu, cuda, auto")
+    launch = LaunchConfig.parse(raw.get("launch"))
+    per_run = launch.nproc or (len(gpus) if launch.command != "python" else 1)
+    if per_run > len(gpus):
+        raise ConfigError(f"launch={launch.command!r}: each run trains on {per_run} GPUs together, {len(gpus)} are "
+                          f"visible here ({', '.join(gpus)}); allowed: --nproc_per_node={len(gpus)} or fewer")
+    return Devices(tuple(gpus), per_run)
 
 
 def stage_graph() -> tuple[list[str], set[str]]:
@@ -76,22 +122,25 @@ def pending(training: set[str]) -> list[str]:
     return [name for name in order if name in training and name in changed]
 
 
-def at_once(jobs: int, threads: int, cores: int) -> int:
-    """How many stage processes the runner keeps started: `jobs`, and AHEAD more where their core slots cannot
-    all be free at once (so the extra ones wait for a core and never make more than `jobs` train)."""
-    return jobs + (AHEAD if (jobs + 1) * threads > cores else 0)
+def at_once(jobs: int, threads: int, cores: int, gpu_slots: int | None = None, per_run: int = 1) -> int:
+    """How many stage processes the runner keeps started: `jobs`, and AHEAD more where their core slots (or GPU
+    slots: `gpu_slots` of them, `per_run` a run) cannot all be free at once (so the extra ones wait for a slot and
+    never make more than `jobs` train)."""
+    short = (jobs + 1) * threads > cores or (gpu_slots is not None and (jobs + 1) * per_run > gpu_slots)
+    return jobs + (AHEAD if short else 0)
 
 
-def run_jobs(stages: list[str], jobs: int, threads: int, cores: int) -> None:
+def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devices = Devices()) -> None:
     """Each stage as its own `dvc --wait-for-lock repro -s`, `jobs` training at a time with `threads` threads each;
     one line per finished stage. One more stage than `jobs` is started ahead: its DVC and Python start-up
     (seconds per run) overlap the others' training, and it waits for its core slots (core/cores.py) before it
     trains, so no more than `jobs` train at once (where the cores would leave room for one more, none is
     started ahead). After a failure nothing new starts; the running ones finish, then its error."""
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    started = at_once(jobs, threads, cores)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), **where.env(jobs)}
+    slots = len(where.gpus) * int(where.env(jobs)[RUNS_PER_GPU]) if where.gpus else None
+    started = at_once(jobs, threads, cores, slots, where.per_run)
     queue, running, failed, k = list(stages), {}, [], 0
-    while queue or running:
+    while (queue and not failed) or running:
         while queue and len(running) < started and not failed:
             name = queue.pop(0)
             log = tempfile.TemporaryFile("w+", encoding="utf-8")    # not a pipe: a full one would stall the run
@@ -111,7 +160,7 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int) -> None:
                 print(f"[{k}/{len(stages)}] {name}: failed", flush=True)
                 continue
             how = "restored from the run-cache" if f"Stage '{name}' is cached" in out else "trained"
-            waited = ", its wait for a core included" if WAITING in out else ""
+            waited = f", its wait for a {'GPU or core' if where.gpus else 'core'} included" if WAITING in out else ""
             print(f"[{k}/{len(stages)}] {name}: {how} ({time.perf_counter() - t0:.0f} s{waited})", flush=True)
     if failed:
         raise DataError(f"{failed[0]}; the runs that finished are recorded: run the same command again")
@@ -121,15 +170,20 @@ def cmd_repro(args: argparse.Namespace) -> None:
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt repro at the root of a clone of the project")
     cores = usable_cores()
-    jobs, threads = parse_jobs(args.jobs, cores)
+    where = devices()
+    jobs, threads = parse_jobs(args.jobs, cores, len(where.gpus), where.per_run)
     upstream, training = stage_graph()
     if upstream:                                    # generate, tokenize, plan: seconds, DVC's own output
         streamed("repro", *upstream)
     todo = pending(training)
     if todo:
-        print(f"{len(todo)} training runs, {min(jobs, len(todo))} at a time, {threads} thread"
-              f"{'s' if threads > 1 else ''} each ({cores} cores)", flush=True)
-        run_jobs(todo, jobs, threads, cores)
+        each = f"{threads} thread{'s' if threads > 1 else ''}"
+        if where.gpus:
+            each = f"{where.per_run} GPU{'s' if where.per_run > 1 else ''} and {each}"
+        gpus = f", GPUs {','.join(where.gpus)}" if where.gpus else ""
+        print(f"{len(todo)} training runs, {min(jobs, len(todo))} at a time, {each} each ({cores} cores{gpus})",
+              flush=True)
+        run_jobs(todo, jobs, threads, cores, where)
     streamed("repro")                               # the runs are done: serve, report and anything else
 
 

@@ -40,6 +40,8 @@ class RunRecord:
     device: str
     torch: str                        # torch's version and build ('2.13.0+cpu', '2.11.0+cu128')
     machine: str = ""                 # the processor that computed: GPU name, or CPU model and vector ISA
+    device_index: str = ""            # the GPU(s) the run held, as its machine numbers them ('3'; '0,1' under
+                                      # torchrun): the device, not the kind of machine; '' on the CPU
     threads: int = 0                  # torch's CPU threads
     processes: int = 1                # torchrun's processes that trained the run together (DistributedDataParallel)
     python: str = ""
