@@ -49,7 +49,7 @@ def git(*args: str, cwd: Path | None = None) -> str:
     done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=cwd)
     if done.returncode:
         raise DataError(f"git {' '.join(args)}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
-    return done.stdout.strip()
+    return done.stdout.rstrip()                    # not the left: a porcelain status line starts with a space
 
 
 def source(url: str | None) -> Source:

@@ -180,7 +180,8 @@ def cmd_repro(args: argparse.Namespace) -> None:
         raise DataError("dvc.yaml: not found here; run modern-gpt repro at the root of a clone of the project")
     cores = usable_cores()
     if args.ray is not None:
-        from .ray_runs import run_on_ray                # ray is an extra: imported only here
+        from .ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
+        import_ray()
         _, threads = parse_jobs(args.jobs, cores)
         device = TrainConfig.from_dict(params_file.load(("train",))["train"], "train").device
         run_on_ray(args.ray or None, lambda: pending(stage_graph()[1]), threads, cores, device, args.clone_from,
