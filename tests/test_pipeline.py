@@ -803,7 +803,7 @@ def test_repro_on_ray_trains_each_run_once_through_a_killed_worker_and_writes_th
     the remote's run-cache). The report then equals the fixture's in every column but the seconds."""
     driver = driver_clone(repo, tmp_path)
     log = tmp_path / "driver.log"
-    proc = subprocess.Popen([*REPRO, "--ray", ray_cluster, "--workdir", str(tmp_path / "nodes"), "--jobs", "1"],
+    proc = subprocess.Popen([*REPRO, "--ray", ray_cluster, "--workdir", str(tmp_path / "nodes")],
                             cwd=driver, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
     deadline, victim = time.time() + 300, None
     while victim is None and proc.poll() is None and time.time() < deadline:
