@@ -69,6 +69,14 @@ def connect(ray, address: str | None, cores: int) -> None:
     """Ray's cluster at `address`, or a new local one of this machine's cores when it is None; one line when it
     cannot be reached."""
     local = {} if address else {"num_cpus": cores, "include_dashboard": False}
+    host, _, port = (address or "").rpartition(":")
+    if host and port.isdigit() and "://" not in address:
+        import socket                              # a plain HOST:PORT: is anything listening? (Ray itself would
+        try:                                       # retry for a minute, printing its own log lines)
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as e:
+            raise DataError(f"--ray: cannot reach the Ray cluster at {address}: {e.strerror or e}; start it with "
+                            "`ray start --head`, or give its address") from None
     try:
         ray.init(address=address or "local", log_to_driver=False, logging_level="ERROR", **local)
     except Exception as e:                         # Ray raises ConnectionError, RuntimeError, ValueError, ...
