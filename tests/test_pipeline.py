@@ -835,7 +835,7 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
-def test_repro_on_ray_refuses_a_dirty_workspace_and_a_bad_remote_before_any_task(repo, ray_cluster, tmp_path):
+def test_repro_on_ray_refuses_a_dirty_workspace_a_bad_remote_and_no_cluster_before_any_task(repo, ray_cluster, tmp_path):
     driver = driver_clone(repo, tmp_path)
     nodes = tmp_path / "nodes"
     cmd = [*REPRO, "--ray", ray_cluster, "--workdir", str(nodes)]
@@ -849,4 +849,12 @@ def test_repro_on_ray_refuses_a_dirty_workspace_and_a_bad_remote_before_any_task
     out = sh(cmd, driver, check=False)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
+    sh(["git", "checkout", ".dvc/config"], driver)
+    import socket
+    with socket.socket() as s:                       # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], driver, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
     assert not nodes.exists() and not (driver / "data" / "runs").exists()      # no task ever started
