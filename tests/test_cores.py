@@ -323,13 +323,16 @@ def test_the_runner_trains_one_run_per_fake_gpu_and_a_kill_9_frees_a_gpu_for_the
         if (tmp_path / "runs.jsonl").exists() else []
     runner = [sys.executable, "-m", "modern_gpt", "repro"]
     first = subprocess.Popen(runner, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while len([e for e in events() if e["event"] == "start"]) < 3 and time.time() < deadline:
-        time.sleep(0.1)
-    victim = next(e for e in events() if e["event"] == "start")
-    os.kill(victim["pid"], signal.SIGKILL)                   # kill -9 of a run holding its GPU
-    killed_at = time.time()
-    out, err = first.communicate(timeout=300)
+    try:
+        deadline = time.time() + 300
+        while len([e for e in events() if e["event"] == "start"]) < 3 and time.time() < deadline:
+            time.sleep(0.1)
+        victim = next(e for e in events() if e["event"] == "start")
+        os.kill(victim["pid"], signal.SIGKILL)               # kill -9 of a run holding its GPU
+        killed_at = time.time()
+        out, err = first.communicate(timeout=300)
+    finally:
+        first.kill()                                         # a runner that hangs does not outlive the test
     assert first.returncode == 2 and f"run@{victim['run']}: failed" in out
     assert len(err.strip().splitlines()) == 1 and "run the same command again" in err
     again = subprocess.run(runner, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
