@@ -73,13 +73,16 @@ class Devices:
     gpus: tuple[str, ...] = ()
     per_run: int = 1
 
+    def per_gpu(self, jobs: int) -> int:
+        """Runs that may share one GPU: 1, unless --jobs asks for more runs than there are GPUs."""
+        return shared_by(jobs, self.per_run, len(self.gpus))
+
     def env(self, jobs: int) -> dict[str, str]:
         """What each run's process is told: every visible GPU (it takes its own among them, core/cores.py), and
-        how many runs share one when --jobs asks for more runs than there are GPUs."""
+        how many runs share one."""
         if not self.gpus:
             return {}
-        return {"CUDA_VISIBLE_DEVICES": ",".join(self.gpus), RUNS_PER_GPU: str(shared_by(jobs, self.per_run,
-                                                                                          len(self.gpus)))}
+        return {"CUDA_VISIBLE_DEVICES": ",".join(self.gpus), RUNS_PER_GPU: str(self.per_gpu(jobs))}
 
 
 def devices(path: str | Path = "params.yaml") -> Devices:
@@ -146,7 +149,7 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devi
     trains, so no more than `jobs` train at once (where the cores would leave room for one more, none is
     started ahead). After a failure nothing new starts; the running ones finish, then its error."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), **where.env(jobs)}
-    slots = len(where.gpus) * int(where.env(jobs)[RUNS_PER_GPU]) if where.gpus else None
+    slots = len(where.gpus) * where.per_gpu(jobs) if where.gpus else None
     started = at_once(jobs, threads, cores, slots, where.per_run)
     queue, running, failed, k = list(stages), {}, [], 0
     while (queue and not failed) or running:
