@@ -292,3 +292,16 @@ def test_bench_bad_options_are_one_line(capsys, args, message):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_without_it_is_one_line(tmp_path):
+    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.work\n"
+             "assert 'ray' not in sys.modules, 'ray imported'\n")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    hidden = ("import sys; sys.modules['ray'] = None\n"       # ray not installed: its import fails
+              "from modern_gpt.cli import main; sys.exit(main(['repro', '--ray']))\n")
+    done = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == ("modern-gpt: error: --ray: ray is not installed here; install it: pip install -e "
+                                   "'.[ray]' (or pip install -r requirements.txt, which pins it)")

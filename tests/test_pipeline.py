@@ -740,3 +740,121 @@ def test_a_users_corpus_folder_from_params(options_repo):
     assert out.returncode != 0 and "data/missing.txt" in out.stderr and "Traceback" not in out.stderr
     sh(["git", "checkout", "params.yaml"], options_repo)
 
+
+
+# Ray: a real local cluster, for the tests below (the last of this module). Started by the first of them and stopped
+# with the module, so that its daemons never load another module's tests.
+
+RAY = str(Path(sys.executable).parent / "ray")
+REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**ENV, "RAY_USAGE_STATS_ENABLED": "0"}
+    subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
+                    "--object-store-memory=80000000", "--disable-usage-stats"], env=env, check=True,
+                   capture_output=True, timeout=300)
+    yield f"127.0.0.1:{port}"
+    subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=300)
+
+
+def driver_clone(repo: Path, tmp_path: Path) -> Path:
+    """A clone of the fixture's commit with nothing recorded, as a user's driver: every run is trained or pulled."""
+    path = tmp_path / "driver"
+    sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
+    sh(["git", "rm", "-q", "dvc.lock"], path)
+    commit(path, "no lock")
+    return path
+
+
+def trained_per_run(remote: Path) -> dict[str, int]:
+    """How many times each run was trained and pushed, from a local remote's run-cache: an entry is one set of
+    outputs of one command on one set of inputs, and every training writes other seconds into run.json."""
+    count: dict[str, int] = {}
+    for entry in (remote / "runs").glob("*/*/*"):
+        cmd = yaml.safe_load(entry.read_text())["cmd"]
+        if "stages/run.py" in cmd:
+            count[cmd] = count.get(cmd, 0) + 1
+    return count
+
+
+def slot_holders() -> set[int]:
+    """The processes holding a core slot now (/proc/locks: their flocks on the slot files)."""
+    folder = Path(os.environ.get("MODERN_GPT_CORES_DIR") or f"/tmp/modern-gpt-cores-{os.getuid()}")
+    inodes = {f.stat().st_ino for f in folder.glob("core-*")} if folder.exists() else set()
+    holders = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        parts = line.split()
+        if "FLOCK" in parts and "->" not in parts and int(parts[5].split(":")[-1]) in inodes:
+            holders.add(int(parts[4]))
+    return holders
+
+
+def test_repro_on_ray_trains_each_run_once_through_a_killed_worker_and_writes_the_same_report(repo, ray_cluster,
+                                                                                              tmp_path):
+    """`modern-gpt repro --ray ADDRESS` on the smoke fixture's commit, on a real local Ray cluster of 2 CPUs, one
+    task per run. Once a run holds its core slot, its worker's process group is killed (kill -9): Ray's retry
+    trains that run again, no process of the group survives, and every run is trained exactly once (counted from
+    the remote's run-cache). The report then equals the fixture's in every column but the seconds."""
+    driver = driver_clone(repo, tmp_path)
+    log = tmp_path / "driver.log"
+    proc = subprocess.Popen([*REPRO, "--ray", ray_cluster, "--workdir", str(tmp_path / "nodes")],
+                            cwd=driver, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
+    deadline, victim = time.time() + 300, None
+    while victim is None and proc.poll() is None and time.time() < deadline:
+        runs = [p for p in psutil.process_iter(["cmdline"]) if "stages/run.py" in " ".join(p.info["cmdline"] or [])]
+        victim = next((p for p in runs if p.pid in slot_holders()), None)
+        time.sleep(0.1)
+    assert victim is not None, log.read_text()
+    group = os.getpgid(victim.pid)
+    assert "ray" in " ".join(psutil.Process(group).cmdline()).lower()      # the group is the task's worker's
+    members = [p for p in psutil.process_iter() if _pgid(p.pid) == group]
+    os.killpg(group, signal.SIGKILL)
+    assert proc.wait(timeout=900) == 0, log.read_text()
+    out = log.read_text()
+    assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]     # no orphan
+    assert len(re.findall(r"\] \S+: trained \(", out)) == len(RUNS)
+    assert sorted(trained_per_run(tmp_path / "modern-gpt-remote").values()) == [1] * len(RUNS)
+    assert "Running stage 'report'" in out and not ran(out) & RUNS          # dvc repro --pull trained nothing
+    mine, single = report_rows(driver), report_rows(repo)
+    assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
+        [{k: v for k, v in r.items() if k != "secs"} for r in single]
+    for name in ("val_curves.csv", "lr_sweep.csv", "metrics.json"):
+        assert (driver / "reports" / name).read_text() == (repo / "reports" / name).read_text(), name
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def test_repro_on_ray_refuses_a_dirty_workspace_a_bad_remote_and_no_cluster_before_any_task(repo, ray_cluster, tmp_path):
+    driver = driver_clone(repo, tmp_path)
+    nodes = tmp_path / "nodes"
+    cmd = [*REPRO, "--ray", ray_cluster, "--workdir", str(nodes)]
+    edit(driver / "params.yaml")
+    out = sh(cmd, driver, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("modern-gpt: error: --ray: params.yaml differ from commit ")
+    assert "which the workers check out: they would train something else" in out.stderr
+    sh(["git", "checkout", "params.yaml"], driver)
+    sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], driver)
+    out = sh(cmd, driver, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
+    sh(["git", "checkout", ".dvc/config"], driver)
+    import socket
+    with socket.socket() as s:                       # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], driver, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
+    assert not nodes.exists() and not (driver / "data" / "runs").exists()      # no task ever started

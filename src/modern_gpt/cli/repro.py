@@ -41,7 +41,16 @@ AHEAD = 1             # stages started before a core is free for them: their sta
 def add_parsers(sub) -> None:
     s = sub.add_parser("repro", help="dvc repro with the training runs N at a time, each on its share of the cores")
     s.add_argument("--jobs", default="auto", metavar="N|auto",
-                   help="training runs at once (default auto: one per usable core, each single-threaded)")
+                   help="training runs at once (default auto: one per usable core, each single-threaded, or one "
+                        "per GPU); with --ray, each run's threads are the share --jobs gives it here")
+    s.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="the training runs as tasks on the Ray cluster at ADDRESS (none: a local one), each pulled "
+                        "from the DVC remote or trained, then pushed; needs the extra: pip install -e '.[ray]'")
+    s.add_argument("--clone-from", metavar="URL", default=None,
+                   help="with --ray: where each node clones the commit from (default: this clone's folder, which "
+                        "every node must then see)")
+    s.add_argument("--workdir", metavar="DIR", default=str(Path.home() / ".cache" / "modern-gpt" / "ray"),
+                   help="with --ray: the folder each node keeps its clone in (default: ~/.cache/modern-gpt/ray)")
 
 
 def parse_jobs(text: str, cores: int, gpus: int = 0, per_run: int = 1) -> tuple[int, int]:
@@ -173,6 +182,15 @@ def cmd_repro(args: argparse.Namespace) -> None:
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt repro at the root of a clone of the project")
     cores = usable_cores()
+    if args.ray is not None:
+        from .ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
+        import_ray()
+        _, threads = parse_jobs(args.jobs, cores)
+        device = TrainConfig.from_dict(params_file.load(("train",))["train"], "train").device
+        run_on_ray(args.ray or None, lambda: pending(stage_graph()[1]), threads, cores, device, args.clone_from,
+                   args.workdir)
+        streamed("repro", "--pull")                 # every run is in the remote: serve, report, training nothing
+        return
     where = devices()
     jobs, threads = parse_jobs(args.jobs, cores, len(where.gpus), where.per_run)
     upstream, training = stage_graph()
