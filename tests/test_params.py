@@ -368,6 +368,8 @@ def test_the_docs_quote_what_dvc_and_repro_say_about_a_params_mistake_dvc_meets_
     run@ stage, and a wrongly indented key is DVC's YAML parse error; modern-gpt repro says the latter in our one
     line. The quotes are the real messages of this DVC (run here in a bare DVC repo), so a new wording fails."""
     import re
+    import subprocess
+    import sys
 
     from modern_gpt.cli import main as cli_main
 
@@ -375,12 +377,16 @@ def test_the_docs_quote_what_dvc_and_repro_say_about_a_params_mistake_dvc_meets_
     section = page.split("## When DVC's message comes first", 1)[1]
     quoted = [" ".join(q.split()) for q in re.findall(r"`([^`]*(?:ERROR|not valid YAML)[^`]*)`", section)]
     not_found, corrupted, ours = quoted
-    from dvc.cli import main as dvc
-
     for f in ("dvc.yaml", "params.yaml"):
         (tmp_path / f).write_text((ROOT / f).read_text())
+    (tmp_path / ".dvc").mkdir()
+    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = True\n")      # what `dvc init --no-scm` writes
     monkeypatch.chdir(tmp_path)
-    assert dvc(["init", "--no-scm", "-q"]) == 0
+
+    def dvc(args: list[str]) -> int:
+        out = subprocess.run([sys.executable, "-m", "dvc", *args], capture_output=True, text=True)
+        print(out.stdout, out.stderr)
+        return out.returncode
 
     def say(run, *args: str) -> str:
         capfd.readouterr()
