@@ -20,7 +20,7 @@ from ..serving.kv_cache import human
 from .results import Holds, Ladder, Rerun, Results, RowResult
 from .settings import Settings
 from .stats import (NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, Verdict, compare,
-                    rule, verdict_text)
+                    pooled_sd, rule, verdict_text)
 from . import wording as W
 from .sweep import AtBest, Cell, SweepRow, selection_bias
 
@@ -289,9 +289,7 @@ class RerunFigures:
 
 def rerun_figures(reruns: list[Rerun]) -> RerunFigures:
     diffs = [d for r in reruns for d in r.diffs()]
-    sds = [(r.original.val.n_finite - 1, r.original.val.sd) for r in reruns if r.original.val.sd is not None]
-    dof = sum(k for k, _ in sds)
-    pooled = math.sqrt(sum(k * sd ** 2 for k, sd in sds) / dof) if dof else None
+    pooled = pooled_sd(*(r.original.val for r in reruns))
     rms = math.sqrt(math.fsum(d * d for d in diffs) / len(diffs)) if diffs else None
     shifts = [abs(r.again.val.mean - r.original.val.mean) for r in reruns
               if r.again.val.mean is not None and r.original.val.mean is not None]

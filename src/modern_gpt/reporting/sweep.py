@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..core.records import RunRecord
 from .results import RowResult
-from .stats import Comparison, Summary, compare, summarize
+from .stats import Comparison, Summary, compare, pooled_sd, summarize
 
 
 def spikes(losses: Sequence[float], threshold: float, start: int = 0) -> int:
@@ -113,8 +113,7 @@ def selection_bias(rows: Sequence[SweepRow]) -> float | None:
     cells = [c for r in rows for c in r.cells if c.val.sd is not None]
     if not cells:
         return None
-    dof = sum(c.val.n_finite - 1 for c in cells)
-    pooled = math.sqrt(sum((c.val.n_finite - 1) * c.val.sd ** 2 for c in cells) / dof)
+    pooled = pooled_sd(*(c.val for c in cells))
     k = max(len(r.cells) for r in rows)
     n = min(c.val.n_finite for c in cells)
     return expected_max(k) * pooled / math.sqrt(n)
