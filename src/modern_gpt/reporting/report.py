@@ -22,7 +22,7 @@ from .settings import Settings
 from .stats import (NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, Verdict, compare,
                     pooled_sd, rule, verdict_text)
 from . import wording as W
-from .sweep import AtBest, Cell, SweepRow, selection_bias
+from .sweep import AtBest, RowAtRate, SweepRow, selection_bias
 
 LN2 = math.log(2)
 
@@ -322,11 +322,11 @@ def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list
 
 # ------------------------------------------------------------------------------------- the learning-rate grid
 
-def lr_label(c: Cell) -> str:
+def lr_label(c: RowAtRate) -> str:
     return f"{c.lr:g} (×{c.multiple:g})"
 
 
-def instability(c: Cell) -> str:
+def instability(c: RowAtRate) -> str:
     """'2/3 seeds (3 spikes), 1/3 diverged'."""
     return (f"spikes in {c.seeds_spiked}/{c.val.n} seeds ({sum(c.spikes)} in all), "
             f"diverged {c.val.n_diverged}/{c.val.n}")

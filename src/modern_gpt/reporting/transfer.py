@@ -84,7 +84,7 @@ def mean_interval(values: Sequence[Optional[float]], confidence: float) -> tuple
 
 
 @dataclass(frozen=True)
-class Cell:
+class ChangeAtSize:
     """One change at one size."""
     size: Size
     params: int                          # N at this size: the full model's non-embedding count, as its runs record it
@@ -99,7 +99,7 @@ class Cell:
 class Change:
     slug: str                            # the main ladder's row (its flag)
     label: str
-    cells: list[Cell]                    # smallest size first
+    cells: list[ChangeAtSize]            # smallest size first
     trend: Comparison                    # effect at the largest size against the smallest, paired by seed
     decades: float                       # log10 of N largest / N smallest
     transfer: Transfer
@@ -112,7 +112,7 @@ class Change:
                      for x in (t.effect, t.ci_low, t.ci_high))
 
 
-def transfer(cells: list[Cell], trend: Comparison) -> Transfer:
+def transfer(cells: list[ChangeAtSize], trend: Comparison) -> Transfer:
     codes = [[CODE[c.row.vs.verdict] for c in cells]]
     means = [cells[0].mean, cells[-1].mean]
     index = classify(codes, CODE[trend.verdict], _nan(trend.effect), *map(_nan, means))[0]
@@ -135,7 +135,7 @@ def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float],
         cells = []
         for (size, rows), params in zip(ladders, n):
             e = effects(rows[k], rows[k - 1], floor)
-            cells.append(Cell(size, params, rows[k], e, *mean_interval(e, confidence)))
+            cells.append(ChangeAtSize(size, params, rows[k], e, *mean_interval(e, confidence)))
         trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
         out.append(Change(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend)))
     return out
