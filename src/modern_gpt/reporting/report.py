@@ -401,28 +401,26 @@ def attention(m: ServeRecord) -> str:
     return f"window {local[0]} on {len(local)} of {len(windows)} layers" if local else "full"
 
 
-def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Settings) -> list[str]:
-    """What each row costs to generate with (the serve stage's measurements, one record per row), and what it
-    wrote."""
-    by_slug = {m.slug: m for m in served}
-    budget = s.serving_budget_gib * 2 ** 30
-    first = served[0]
-    cfg = first.settings
-    windowed = any(attention(m) != "full" for m in served)        # the attention column, only where it varies
+def sequences_that_fit(m: ServeRecord, budget_gib: float) -> int:
+    """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
+    return max(0, int((budget_gib * 2 ** 30 - m.weights_bytes) // m.kv_bytes_per_sequence))
+
+
+def kv_shape(m: ServeRecord) -> str:
+    """A served row's cache shape in words: '2 K/V heads', '2 K/V heads, window 16 on 3 of 4 layers'."""
+    return f"{m.n_kv_head} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
+
+
+def serving_rows(rows: list[RowResult], by_slug: dict[str, ServeRecord], s: Settings,
+                 windowed: bool) -> tuple[list[list[str]], list[str]]:
+    """The serving table's body, one line per served row, and a note for each row whose cache per sequence differs
+    from the row above's (what it saves or costs)."""
     body, notes, above = [], [], None
-
-    def sequences(m: ServeRecord) -> int:
-        """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
-        return max(0, int((budget - m.weights_bytes) // m.kv_bytes_per_sequence))
-
-    def shape(m: ServeRecord) -> str:
-        return f"{m.n_kv_head} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
-
     for r in rows:
         m = by_slug.get(r.slug)
         if m is None:
             continue
-        fits = sequences(m)
+        fits = sequences_that_fit(m, s.serving_budget_gib)
         ratio = m.kv_bytes_per_sequence / above.kv_bytes_per_sequence if above else None
         body.append([r.label, str(m.n_kv_head), *([attention(m)] if windowed else []),
                      human(m.kv_bytes_per_token), human(m.kv_bytes_per_sequence), human(m.kv_bytes_tensor),
@@ -430,22 +428,19 @@ def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Setting
                      f"{m.prefill_tokens_per_sec:,.0f}", f"{m.decode_tokens_per_sec:,.0f}"])
         if ratio is not None and ratio != 1:
             notes.append(W.SERVING_SAVING.format(
-                row=r.label, ratio=ratio, shape_above=shape(above), shape=shape(m),
-                fit_above=sequences(above), fit=fits, budget=s.serving_budget_gib,
+                row=r.label, ratio=ratio, shape_above=kv_shape(above), shape=kv_shape(m),
+                fit_above=sequences_that_fit(above, s.serving_budget_gib), fit=fits, budget=s.serving_budget_gib,
                 decode_above=above.decode_tokens_per_sec, decode=m.decode_tokens_per_sec))
         above = m
-    machines = sorted({f"{m.machine}, {m.threads} threads, torch {m.torch}" for m in served})
-    head = ["variant", "K/V heads", *(["attention"] if windowed else []), "KV cache per token",
-            f"per sequence ({first.context} tokens)", "cache tensor", "vs row above",
-            f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
+    return body, notes
+
+
+def samples_section(rows: list[RowResult], served: list[ServeRecord]) -> list[str]:
+    """What each served row's seed-0 model wrote after the prompt they share."""
+    by_slug = {m.slug: m for m in served}
+    first = served[0]
+    cfg = first.settings
     text = [
-        "## Serving cost",
-        W.SERVING + (" " + W.SERVING_WINDOW if windowed else ""),
-        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
-                 disable_numparse=True),
-        *notes,
-        W.SERVING_MEASURED.format(seed=first.seed, repeats=cfg.repeats, batch=cfg.batch,
-                                  prompt=len(first.prompt), new=first.new_tokens, machines="; ".join(machines)),
         "## Samples",
         W.SAMPLES.format(seed=first.seed, prompt=len(first.prompt), temperature=cfg.temperature,
                          top_k=cfg.top_k, sampler_seed=cfg.seed, context=first.context),
@@ -455,6 +450,29 @@ def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Setting
         if r.slug in by_slug:
             text += [f"**{r.label}**", fence(by_slug[r.slug].prompt_text + by_slug[r.slug].sample_text)]
     return text
+
+
+def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Settings) -> list[str]:
+    """What each row costs to generate with (the serve stage's measurements, one record per row), and what it
+    wrote."""
+    by_slug = {m.slug: m for m in served}
+    first = served[0]
+    windowed = any(attention(m) != "full" for m in served)        # the attention column, only where it varies
+    body, notes = serving_rows(rows, by_slug, s, windowed)
+    machines = sorted({f"{m.machine}, {m.threads} threads, torch {m.torch}" for m in served})
+    head = ["variant", "K/V heads", *(["attention"] if windowed else []), "KV cache per token",
+            f"per sequence ({first.context} tokens)", "cache tensor", "vs row above",
+            f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
+    return [
+        "## Serving cost",
+        W.SERVING + (" " + W.SERVING_WINDOW if windowed else ""),
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
+                 disable_numparse=True),
+        *notes,
+        W.SERVING_MEASURED.format(seed=first.seed, repeats=first.settings.repeats, batch=first.settings.batch,
+                                  prompt=len(first.prompt), new=first.new_tokens, machines="; ".join(machines)),
+        *samples_section(rows, served),
+    ]
 
 
 def fence(text: str) -> str:
