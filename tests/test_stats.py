@@ -221,7 +221,8 @@ def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confiden
                             (c.margin_spread, j.margin_spread[i]), (c.margin_interval, j.margin_interval[i]),
                             (c.band, j.width[i])]
             for mine, theirs in numbers:
-                assert mine is None if math.isnan(theirs) else mine == pytest.approx(theirs, rel=1e-9, abs=1e-12), why
+                same = mine is None if math.isnan(theirs) else math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
+                assert same, (mine, theirs, why)
             seen.add((c.verdict, c.noise_kind))
             counts.add(c.seeds_needed)
     wanted = {(Verdict.BETTER, None), (Verdict.WORSE, None), (Verdict.NA, None), (Verdict.NOISE, NO_EFFECT),
