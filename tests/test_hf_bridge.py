@@ -22,7 +22,7 @@ from modern_gpt.cli import main
 from modern_gpt.cli import hf_io  # noqa: E402
 from modern_gpt.core.errors import ConfigError, DataError  # noqa: E402
 from modern_gpt.hf.convert import (  # noqa: E402
-    export, from_hf, hf_class, hf_config, import_folder, to_hf,
+    IGNORED_SUFFIXES, KEY_MAPS, export, from_hf, from_hf_state, hf_class, hf_config, import_folder, to_hf, to_hf_state,
 )
 from modern_gpt.config import ModelConfig  # noqa: E402
 from modern_gpt.serving.generate import generate  # noqa: E402
@@ -99,6 +99,24 @@ def test_logits_match_hf(case):
     back = from_hf(hf)
     assert back.cfg == cfg
     assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+@pytest.mark.parametrize("family, cases", [("GPT2LMHeadModel", ["gpt2", "gpt2-untied"]),
+                                           ("LlamaForCausalLM", ["llama-bias", "qwen3-gqa", "mistral-window"])])
+def test_every_key_of_a_family_map_is_used_both_ways(family, cases):
+    """Each entry of the family's one key map names a tensor transformers' model has and one ours has, and the two
+    directions give back each other's keys; the cases between them set every flag a key needs (bias, qk_norm)."""
+    keys = KEY_MAPS[family]
+    used = set()
+    for case in cases:
+        cfg = CASES[case][0]
+        model = our_model(cfg)
+        theirs = {k for k in to_hf(model).state_dict() if not k.endswith(IGNORED_SUFFIXES)}
+        hf_sd = to_hf_state(cfg, model.state_dict())
+        assert set(hf_sd) == theirs
+        assert set(from_hf_state(cfg, hf_sd)) == set(model.state_dict())
+        used |= {k.theirs for k in keys.top + keys.layer if k.applies(cfg)}
+    assert used == {k.theirs for k in keys.top + keys.layer}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -292,7 +310,6 @@ def test_relu2_and_softcap_messages_say_why():
 
 
 def test_a_tied_config_with_another_head_and_an_untied_one_without_a_head_are_refused():
-    from modern_gpt.hf.convert import from_hf_state, to_hf_state
     tied, untied = CASES["llama-gqa"][0], CASES["llama-untied"][0]
     sd = to_hf_state(untied, our_model(untied).state_dict())
     with pytest.raises(ConfigError, match="tie_word_embeddings=True with an lm_head.weight unlike") as e:
