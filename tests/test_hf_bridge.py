@@ -451,6 +451,22 @@ def test_cli_export_and_import_a_run_with_a_char_tokenizer(tmp_path, capsys):
     assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
 
 
+@pytest.mark.parametrize("kind, symbols, text", [("char", list("abcde"), "cab"),
+                                                  ("akshara", ["क", "कि", "म"], "किमक")])
+def test_the_tokenizer_hint_of_an_export_is_a_call_that_works(kind, symbols, text, tmp_path, monkeypatch):
+    """The line export prints for a char or akshara tokenizer holds Python that loads it: run here, as printed."""
+    cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=len(symbols))
+    run, _ = fake_run(tmp_path, cfg, {"kind": kind, "symbols": symbols})
+    monkeypatch.chdir(tmp_path)
+    note = export(run, "hf").tokenizer_note                                     # a relative folder, as typed
+    code = note.split("`")[1]
+    assert "load_tokenizer(json.load(open('hf/vocab.json', encoding='utf-8')))" in code
+    space: dict = {}
+    exec(code, space)
+    tok = space["tok"]
+    assert tok.decode(tok.encode(text)) == text and max(tok.encode(text)) < len(symbols)
+
+
 def test_export_refuses_a_folder_that_holds_files_unless_forced_and_lists_what_it_wrote(tmp_path, capsys):
     cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=5)
     run, _ = fake_run(tmp_path, cfg, {"kind": "char", "symbols": list("abcde")})

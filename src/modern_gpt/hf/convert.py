@@ -386,9 +386,11 @@ def default_tokenizer(run_dir: Path) -> Path | None:
     return p if p is not None and p.is_file() else None
 
 
-def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int) -> tuple[list[str], str]:
+def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int,
+                    final_dir: Path | None = None) -> tuple[list[str], str]:
     """Tokenizer files for the export folder, and a line for the user. BPE: HF tokenizers' tokenizer.json;
-    char / akshara: our own small vocab file (HF has no class for one token per symbol / syllable)."""
+    char / akshara: our own small vocab file (HF has no class for one token per symbol / syllable), and the line
+    gives the call that loads it from final_dir (where the files end up; out_dir by default)."""
     path = Path(tokenizer_path)
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
@@ -416,8 +418,11 @@ def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int) 
         (out_dir / "vocab.json").write_text(
             json.dumps({"kind": kind, "symbols": symbols}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         unit = "Unicode code point" if kind == "char" else "Devanagari syllable (akshara)"
+        vocab = str((final_dir or out_dir) / "vocab.json")
         return ["vocab.json"], (f"tokenizer: {kind!r} (one token per {unit}) written as vocab.json; Hugging Face has "
-                                "no tokenizer class for it, so encode with modern_gpt's load_tokenizer")
+                                "no tokenizer class for it, so encode with this project's: `import json; from "
+                                "modern_gpt.corpus.tokenizers import load_tokenizer; tok = load_tokenizer(json.load("
+                                f"open({vocab!r}, encoding='utf-8')))`, then tok.encode(text)")
     raise DataError(f"{path}: tokenizer kind {kind!r} is not one of char, akshara, bpe")
 
 
@@ -449,7 +454,7 @@ def export(source: str | Path | GPT, out_dir: str | Path, tokenizer: str | Path 
         hf.save_pretrained(staging)
         note = "tokenizer: none found (pass --tokenizer PATH); only the weights were written"
         if tok_path is not None:
-            _, note = write_tokenizer(tok_path, staging, model.cfg.vocab_size)
+            _, note = write_tokenizer(tok_path, staging, model.cfg.vocab_size, out)
         out.mkdir(exist_ok=True)
         written = sorted(p.name for p in staging.iterdir())
         for file in written:
