@@ -11,6 +11,7 @@ whose code builds them; a field of a feature the family's arithmetic does not mo
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,6 +301,76 @@ def _layer_list(cfg: dict, where: str, name: str) -> list[int]:
     return v
 
 
+def _mixtral_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int,
+                 biases: bool = False) -> dict[str, Any]:
+    """Mixtral (and gpt-oss, whose router and experts have biases): num_local_experts MLPs in every layer."""
+    experts = _required(cfg, where, "num_local_experts")
+    scorer = f"a linear layer with bias ({hidden} -> {experts})" if biases else \
+        f"a linear layer ({hidden} -> {experts}, no bias)"
+    return dict(experts=experts, width=inter, layers=[True] * n_layer, fields="every layer", router_bias=biases,
+                expert_bias=biases, router=f"{scorer} scores the experts; the top {top_k} run, weighted by a softmax "
+                "over their scores" + ("; the experts' matrices have biases too" if biases else ""))
+
+
+def _qwen_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int) -> dict[str, Any]:
+    """Qwen MoE: every decoder_sparse_step-th layer but those in mlp_only_layers."""
+    experts, width = _required(cfg, where, "num_experts"), _required(cfg, where, "moe_intermediate_size")
+    step = _int(cfg, where, "decoder_sparse_step", default=1)
+    dense = set(_layer_list(cfg, where, "mlp_only_layers"))
+    norm = _flag(cfg, where, "norm_topk_prob", False)
+    fields = _every(step, "decoder_sparse_step") + (f" but {sorted(dense)} (mlp_only_layers)" if dense else "")
+    return dict(experts=experts, width=width, layers=[i not in dense and (i + 1) % step == 0 for i in range(n_layer)],
+                fields=fields, experts_key="num_experts",
+                router=(f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; softmax over all, the top"
+                        f" {top_k} run" + (", their weights renormalised to sum to 1" if norm else "")))
+
+
+def _deepseek_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int) -> dict[str, Any]:
+    """DeepSeek: routed and shared experts from layer first_k_dense_replace on (every moe_layer_freq-th)."""
+    experts, width = _required(cfg, where, "n_routed_experts"), _required(cfg, where, "moe_intermediate_size")
+    shared = _int(cfg, where, "n_shared_experts", default=0)
+    first = _int(cfg, where, "first_k_dense_replace", default=0)
+    freq = _int(cfg, where, "moe_layer_freq", default=1)
+    groups, top_groups = cfg.get("n_group"), cfg.get("topk_group")
+    router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts with a "
+              f"{cfg.get('scoring_func', 'softmax')}; " + (
+                  f"the experts are in {groups} groups and a token picks from its best {top_groups}; "
+                  if groups and groups > 1 else "") + f"the top {top_k} run" + (
+                  "; a per-expert bias, used only to choose, keeps the load even without an auxiliary loss"
+                  if cfg.get("topk_method") == "noaux_tc" else "") + (
+                  f"; their weights renormalised and scaled by {cfg['routed_scaling_factor']:g}"
+                  if _flag(cfg, where, "norm_topk_prob", False) and cfg.get("routed_scaling_factor") else ""))
+    return dict(experts=experts, width=width, shared=shared, shared_width=shared * width,
+                layers=[i >= first and i % freq == 0 for i in range(n_layer)],
+                fields=f"from layer {first} on (first_k_dense_replace = {first})" + (
+                    f", {_every(freq, 'moe_layer_freq')}" if freq > 1 else ""),
+                router=router, experts_key="n_routed_experts")
+
+
+def _llama4_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int) -> dict[str, Any]:
+    """Llama 4: routed experts and one shared expert in the layers moe_layers lists, else every
+    interleave_moe_layer_step-th; the other layers' MLP is intermediate_size_mlp wide."""
+    experts = _required(cfg, where, "num_local_experts")
+    dense_width = _int(cfg, where, "intermediate_size_mlp", default=16384)
+    if cfg.get("moe_layers") is not None:
+        moe = set(_layer_list(cfg, where, "moe_layers"))
+        fields = "the layers moe_layers lists"
+    else:
+        step = _int(cfg, where, "interleave_moe_layer_step", default=1)
+        moe = set(range(step - 1, n_layer, step))
+        fields = _every(step, "interleave_moe_layer_step")
+    return dict(experts=experts, width=inter, shared=1, shared_width=inter, dense_width=dense_width,
+                layers=[i in moe for i in range(n_layer)], fields=fields,
+                router=(f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
+                        " the sigmoid of its score scaling the token it is given; the shared expert always runs"))
+
+
+# a family's `moe` → how its experts are laid out: the Moe fields but top_k (the others default as in MOE_DEFAULTS)
+MOE_STYLES = {"mixtral": _mixtral_moe, "gpt_oss": functools.partial(_mixtral_moe, biases=True), "qwen": _qwen_moe,
+              "deepseek": _deepseek_moe, "llama4": _llama4_moe}
+MOE_DEFAULTS = dict(shared=0, shared_width=0, router_bias=False, expert_bias=False, experts_key="num_local_experts")
+
+
 def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hidden: int) -> Moe | None:
     """The experts of a family whose code builds mixture-of-experts layers (None for a dense family).
 
@@ -314,69 +385,11 @@ def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hid
     top_k = _int(cfg, where, "num_experts_per_tok", "experts_per_token")
     if top_k is None:
         raise ConfigError(f"{where}num_experts_per_tok: missing")
-    req = lambda *names: _required(cfg, where, *names)      # noqa: E731
-    shared = shared_width = 0
-    router_bias = expert_bias = False
-    dense_width = inter
-    if style in ("mixtral", "gpt_oss"):
-        experts, width, layers = req("num_local_experts"), inter, [True] * n_layer
-        fields = "every layer"
-        if style == "mixtral":
-            router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
-                      " weighted by a softmax over their scores")
-        else:
-            router_bias = expert_bias = True
-            router = (f"a linear layer with bias ({hidden} -> {experts}) scores the experts; the top {top_k} run,"
-                      " weighted by a softmax over their scores; the experts' matrices have biases too")
-    elif style == "qwen":
-        experts, width = req("num_experts"), req("moe_intermediate_size")
-        step = _int(cfg, where, "decoder_sparse_step", default=1)
-        dense = set(_layer_list(cfg, where, "mlp_only_layers"))
-        layers = [i not in dense and (i + 1) % step == 0 for i in range(n_layer)]
-        fields = _every(step, "decoder_sparse_step") + (f" but {sorted(dense)} (mlp_only_layers)" if dense else "")
-        norm = _flag(cfg, where, "norm_topk_prob", False)
-        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; softmax over all, the top"
-                  f" {top_k} run" + (", their weights renormalised to sum to 1" if norm else ""))
-    elif style == "deepseek":
-        experts, width = req("n_routed_experts"), req("moe_intermediate_size")
-        shared = _int(cfg, where, "n_shared_experts", default=0)
-        shared_width = shared * width
-        first = _int(cfg, where, "first_k_dense_replace", default=0)
-        freq = _int(cfg, where, "moe_layer_freq", default=1)
-        layers = [i >= first and i % freq == 0 for i in range(n_layer)]
-        fields = f"from layer {first} on (first_k_dense_replace = {first})" + (
-            f", {_every(freq, 'moe_layer_freq')}" if freq > 1 else "")
-        groups, top_groups = cfg.get("n_group"), cfg.get("topk_group")
-        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts with a "
-                  f"{cfg.get('scoring_func', 'softmax')}; " + (
-                      f"the experts are in {groups} groups and a token picks from its best {top_groups}; "
-                      if groups and groups > 1 else "") + f"the top {top_k} run" + (
-                      "; a per-expert bias, used only to choose, keeps the load even without an auxiliary loss"
-                      if cfg.get("topk_method") == "noaux_tc" else "") + (
-                      f"; their weights renormalised and scaled by {cfg['routed_scaling_factor']:g}"
-                      if _flag(cfg, where, "norm_topk_prob", False) and cfg.get("routed_scaling_factor") else ""))
-    elif style == "llama4":
-        experts, width = req("num_local_experts"), inter
-        shared, shared_width = 1, inter
-        dense_width = _int(cfg, where, "intermediate_size_mlp", default=16384)
-        if cfg.get("moe_layers") is not None:
-            moe = set(_layer_list(cfg, where, "moe_layers"))
-            fields = "the layers moe_layers lists"
-        else:
-            step = _int(cfg, where, "interleave_moe_layer_step", default=1)
-            moe = set(range(step - 1, n_layer, step))
-            fields = _every(step, "interleave_moe_layer_step")
-        layers = [i in moe for i in range(n_layer)]
-        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
-                  " the sigmoid of its score scaling the token it is given; the shared expert always runs")
-    else:
-        raise AssertionError(style)
-    if top_k > experts:
-        raise ConfigError(f"{where}num_experts_per_tok={top_k}: more than the {experts} experts")
-    return Moe(experts=experts, top_k=top_k, width=width, shared=shared, shared_width=shared_width, layers=layers,
-               dense_width=dense_width, router_bias=router_bias, expert_bias=expert_bias, router=router,
-               fields=fields, experts_key={"qwen": "num_experts", "deepseek": "n_routed_experts"}.get(
-                   style, "num_local_experts"))
+    moe = Moe(top_k=top_k, **{**MOE_DEFAULTS, "dense_width": inter,
+                                **MOE_STYLES[style](cfg, where, n_layer, inter, hidden, top_k)})
+    if top_k > moe.experts:
+        raise ConfigError(f"{where}num_experts_per_tok={top_k}: more than the {moe.experts} experts")
+    return moe
 
 
 def _every(step: int, name: str) -> str:
