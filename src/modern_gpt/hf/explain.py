@@ -6,7 +6,9 @@ windows or chunks, attention sinks, RoPE scaling), the parameters (total and act
 the shapes), the weights' bytes, and the KV cache next to what plain multi-head attention would cache, ending
 with the sentence on what the experts and the K/V layout buy. The first line says how far the figures can be
 trusted: a family this tool does not know is read the Llama way and says so, and a field whose feature is not
-modelled leaves out the figures it changes.
+modelled leaves out the figures it changes. For such a family, where transformers builds it, the parameters are
+transformers' own count instead (hf/meta.py: the model built on the meta device), labelled as such; a file the
+Llama way cannot read at all gets that count alone.
 """
 
 from __future__ import annotations
@@ -19,14 +21,9 @@ from ..serving.kv_cache import dtype_bytes, human
 from .configs import FAMILIES, Arch, normalise, text_part, window_flags
 from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
 from .fields import FIELDS, FIGURES, NM
-from .meta import MetaCount, meta_count
+from .meta import PARTS, MetaCount, meta_count
 
-# the parameters by part, as printed: every part a model has, and these four even at 0 (a tied head, norms
-# without weights)
-PART_LABELS = {"embedding": "embedding", "attention": "attention", "mlp": "MLP", "experts": "experts",
-               "shared_experts": "shared experts", "router": "router", "norms": "norms", "lm_head": "lm_head",
-               "vision": "vision tower and projector", "other": "other"}
-EVERY_MODEL_HAS = ("embedding", "attention", "norms", "lm_head")
+EVERY_MODEL_HAS = ("embedding", "attention", "norms", "lm_head")    # printed even at 0: a tied head, bare norms
 
 
 def _value(v: Any, width: int = 48) -> str:
@@ -214,7 +211,7 @@ def _left_out(a: Arch, figure: str) -> str:
 
 def _sum_of_parts(parts: dict[str, int]) -> str:
     """'embedding N + attention N + ...': the parts a model has, and those every model has even at 0."""
-    return " + ".join(f"{label} {parts.get(key, 0):,}" for key, label in PART_LABELS.items()
+    return " + ".join(f"{label} {parts.get(key, 0):,}" for key, label in PARTS.items()
                       if parts.get(key) or key in EVERY_MODEL_HAS)
 
 

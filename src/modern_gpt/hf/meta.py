@@ -12,8 +12,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-# explain's parts (counts.param_counts), then the two only a built model has
-PARTS = ("embedding", "attention", "mlp", "experts", "shared_experts", "router", "norms", "lm_head", "vision", "other")
+# part -> its name in explain's lines: explain's parts (counts.param_counts), then the two only a built model has
+PARTS = {"embedding": "embedding", "attention": "attention", "mlp": "MLP", "experts": "experts",
+         "shared_experts": "shared experts", "router": "router", "norms": "norms", "lm_head": "lm_head",
+         "vision": "vision tower and projector", "other": "other"}
 EMBEDDINGS = ("embed_tokens", "embed_in", "wte", "wpe", "word_embeddings", "embeddings", "embed_positions",
               "position_embeddings")
 HEADS = ("lm_head", "embed_out")
