@@ -104,17 +104,20 @@ def test_logits_match_hf(case):
 @pytest.mark.parametrize("family, cases", [("GPT2LMHeadModel", ["gpt2", "gpt2-untied"]),
                                            ("LlamaForCausalLM", ["llama-bias", "qwen3-gqa", "mistral-window"])])
 def test_every_key_of_a_family_map_is_used_both_ways(family, cases):
-    """Each entry of the family's one key map names a tensor transformers' model has and one ours has, and the two
-    directions give back each other's keys; the cases between them set every flag a key needs (bias, qk_norm)."""
+    """Each entry of the family's one key map names a tensor transformers' model has and one ours has, of the same
+    shape, and the two directions give back each other's keys; the cases between them set every flag a key needs
+    (bias, qk_norm). The values are test_logits_match_hf's."""
     keys = KEY_MAPS[family]
     used = set()
     for case in cases:
-        cfg = CASES[case][0]
-        model = our_model(cfg)
-        theirs = {k for k in to_hf(model).state_dict() if not k.endswith(IGNORED_SUFFIXES)}
-        hf_sd = to_hf_state(cfg, model.state_dict())
-        assert set(hf_sd) == theirs
-        assert set(from_hf_state(cfg, hf_sd)) == set(model.state_dict())
+        cfg, name = CASES[case]
+        with torch.device("meta"):                      # the names and shapes, no weights
+            ours = GPT(cfg).state_dict()
+            theirs = getattr(transformers, name)(hf_config(cfg)).state_dict()
+        hf_sd = to_hf_state(cfg, ours)
+        assert {k: v.shape for k, v in hf_sd.items()} == {k: v.shape for k, v in theirs.items()
+                                                         if not k.endswith(IGNORED_SUFFIXES)}
+        assert {k: v.shape for k, v in from_hf_state(cfg, hf_sd).items()} == {k: v.shape for k, v in ours.items()}
         used |= {k.theirs for k in keys.top + keys.layer if k.applies(cfg)}
     assert used == {k.theirs for k in keys.top + keys.layer}
 
