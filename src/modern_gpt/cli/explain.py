@@ -24,6 +24,7 @@ def add_parsers(sub) -> None:
     e.add_argument("--context", type=int, help="tokens per sequence (default: the model's max_position_embeddings)")
     e.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     e.add_argument("--dtype", default="bf16", choices=tuple(DTYPE_BYTES), help="KV cache dtype (default bf16)")
+    e.set_defaults(func=cmd_explain)
 
     i = sub.add_parser("import-config", help="a params.yaml model: section with that model's flags at a toy size")
     i.add_argument("config", metavar="CONFIG.json", help="a model's config.json")
@@ -32,6 +33,7 @@ def add_parsers(sub) -> None:
     i.add_argument("--n-head", type=int, help="query heads (default: params.yaml's model.n_head)")
     i.add_argument("--block-size", type=int, help="context length (default: params.yaml's model.block_size)")
     i.add_argument("--write", metavar="PARAMS.yaml", help="replace this file's model: section, keep the rest")
+    i.set_defaults(func=cmd_import_config)
 
 
 def cmd_explain(args: argparse.Namespace) -> None:
@@ -67,6 +69,3 @@ def cmd_import_config(args: argparse.Namespace) -> None:
     write_bytes(path, out.getvalue().encode("utf-8"))
     print(f"{path}: model section replaced from {args.config}")
     print("\n".join(notes))
-
-
-COMMANDS = {"explain": cmd_explain, "import-config": cmd_import_config}

@@ -24,11 +24,13 @@ def add_parsers(sub) -> None:
                    help="the pipeline's tokenizer file (default: data/tokenized/tokenizer.json next to the runs)")
     e.add_argument("--force", action="store_true",
                    help="write into a folder that already holds files, replacing those of the same names")
+    e.set_defaults(func=cmd_export)
 
     i = sub.add_parser("import", help="read a Hugging Face GPT-2, Llama or Qwen3 folder and print its config")
     i.add_argument("hf_dir", metavar="HF_DIR", help="a folder with config.json and the weights")
     i.add_argument("--approximate-gelu", action="store_true",
                    help="accept GPT-2's tanh GELU ('gelu_new') and run it as exact GELU (logits differ slightly)")
+    i.set_defaults(func=cmd_import)
 
 
 def quiet() -> None:
@@ -64,6 +66,3 @@ def cmd_import(args: argparse.Namespace) -> None:
         print(f"  {f.name:<{width}}  {getattr(cfg, f.name)!r}")
     print(f"  {'(head_dim)':<{width}}  {cfg.head_dim}")
     print(f"  {'(mlp hidden)':<{width}}  {cfg.hidden}")
-
-
-COMMANDS = {"export": cmd_export, "import": cmd_import}

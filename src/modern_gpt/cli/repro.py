@@ -42,6 +42,7 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("repro", help="dvc repro with the training runs N at a time, each on its share of the cores")
     s.add_argument("--jobs", default="auto", metavar="N|auto",
                    help="training runs at once (default auto: one per usable core, each single-threaded)")
+    s.set_defaults(func=cmd_repro)
 
 
 def parse_jobs(text: str, cores: int, gpus: int = 0, per_run: int = 1) -> tuple[int, int]:
@@ -195,6 +196,3 @@ def streamed(*args: str) -> None:
     error, and a stage's, are printed above it)."""
     if subprocess.run([*DVC, *args]).returncode:
         raise DataError(f"dvc {' '.join(args)} failed (its error is above); fix it and run the same command again")
-
-
-COMMANDS = {"repro": cmd_repro}

@@ -38,6 +38,7 @@ def add_parsers(sub) -> None:
                         f"now {serve.top_k})")
     s.add_argument("--seed", type=int, default=serve.seed,
                    help=f"the sampler's seed (default: params.yaml's serve.seed, now {serve.seed})")
+    s.set_defaults(func=cmd_sample)
 
 
 def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) -> list[int]:
@@ -96,6 +97,3 @@ def cmd_sample(args: argparse.Namespace) -> None:
     print(s.prompt)
     print(f"── generated ({s.new_tokens} tokens{capped}) ──")
     print(s.continuation)
-
-
-COMMANDS = {"sample": cmd_sample}
