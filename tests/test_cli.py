@@ -250,11 +250,11 @@ TINY_BENCH = ["bench", "--n-layer", "1", "--n-embd", "32", "--block-size", "16",
 
 
 def bench_lines(out: str) -> list[list[str]]:
-    """The table's lines as (variant, mode, rest...) from the fixed-width columns."""
+    """The table's lines as (variant, mode, rest...): its columns are two spaces apart or more, a cell holds
+    single spaces at most, and an empty cell (× same of batched seeds) drops out."""
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("variant")) + 2
-    return [[line[:25].rstrip(), line[25:42].rstrip(), *line[42:].split()] for line in lines[start:] if line.strip()
-            and not line.startswith("×")]
+    return [re.split(r" {2,}", line.strip()) for line in lines[start:] if line.strip() and not line.startswith("×")]
 
 
 def test_bench_times_a_reference_and_every_row_side_by_side(capsys):
@@ -278,10 +278,33 @@ def test_bench_compiles_the_rows_it_is_given(capsys):
                                       ["+ QK-norm", "eager"], ["+ QK-norm", "default"]]
 
 
+def test_bench_decode_times_servings_generation_with_and_without_the_cache(monkeypatch, capsys):
+    """--decode's figures are serving's timings (the serve stage's own): one generation per window and mode."""
+    import modern_gpt.bench.decode as decode
+    calls, real = [], decode.timings
+
+    def recorded(model, batch, prompt_len, new_tokens, **kw):
+        calls.append((batch, prompt_len, new_tokens, kw["cache"], kw["repeats"]))
+        return real(model, batch, prompt_len, new_tokens, **kw)
+
+    monkeypatch.setattr(decode, "timings", recorded)
+    assert main(["bench", "--decode", "--contexts", "16,8", "--iters", "2", "--windows", "1", "--n-layer", "1",
+                 "--n-embd", "32"]) == 0
+    lines = [[c.strip() for c in line.strip("|").split("|")] for line in capsys.readouterr().out.splitlines()
+             if line.startswith("| ")]
+    assert lines[0][:2] == ["row", "context"] and len(lines[0]) == 7
+    rows = ("Step 1 baseline", "+ QK-norm")
+    assert [line[:2] for line in lines[1:]] == [[row, c] for row in rows for c in ("8", "16")]
+    assert all(float(line[2].replace(",", "")) > 0 < float(line[3].replace(",", "")) for line in lines[1:])
+    assert lines[1][5:] == lines[3][5:] == ["1.00×", "1.00×"]                 # the shortest context against itself
+    assert calls == [(1, c - 2, 2, cache, 1) for _row in (0, 1) for c in (8, 16) for cache in (True, False)]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--rows", "baseline,nope"], "--rows: no row nope"),
     (["--seeds", "0"], "--seeds=0: must be at least 1"),
     (["--compile", "fast"], "argument --compile: invalid choice"),
+    (["--decode", "--iters", "0"], "--iters=0: must be at least 1"),
 ])
 def test_bench_bad_options_are_one_line(capsys, args, message):
     try:

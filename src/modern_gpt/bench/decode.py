@@ -1,16 +1,21 @@
-"""Generation speed with the KV cache and by full recompute, at several contexts: `modern-gpt bench --decode`."""
+"""Generation speed with the KV cache and by full recompute, at several contexts: `modern-gpt bench --decode`.
+
+Each figure comes from serving's own timings (serving/generate.py, the serve stage's): one greedy generation of
+the last `steps` tokens up to the context, after an untimed one, with the cache and by recomputing the whole
+sequence, alternating in windows so that the machine's drift hits both alike; the median of the windows.
+"""
 
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import dataclass
 
 import torch
+from tabulate import tabulate
 
 from ..nn import GPT
 from ..pipeline.ladder import Row
-from .training import _sync
+from ..serving.generate import timings
 
 
 @dataclass(frozen=True)
@@ -21,35 +26,14 @@ class DecodeTiming:
     recompute: float       # ... recomputing the whole sequence at every step
 
 
-@torch.no_grad()
 def decode_times(model: GPT, context: int, steps: int, windows: int, device: torch.device) -> tuple[float, float]:
     """Seconds per token of the last `steps` tokens up to `context`, with the cache and by full recompute:
-    the median over `windows` interleaved windows (after one untimed window of each)."""
-    from ..nn.model import KVCache
-    model.eval()
-    seq = torch.randint(0, model.cfg.vocab_size, (1, context), generator=torch.Generator().manual_seed(0)).to(device)
-    start = context - steps
+    the median over `windows` windows, each timing one generation of each."""
+    def per_token(cache: bool) -> float:
+        t = timings(model, 1, context - steps, steps, repeats=1, cache=cache, device=device)
+        return 1 / t.decode_tokens_per_sec
 
-    def cached() -> float:
-        kv = KVCache(model.cfg, 1, device)
-        model(seq[:, :start], cache=kv)                  # prefill: not timed
-        _sync(device)
-        t0 = time.perf_counter()
-        for t in range(start, context):
-            model(seq[:, t:t + 1], cache=kv)
-        _sync(device)
-        return (time.perf_counter() - t0) / steps
-
-    def recompute() -> float:
-        _sync(device)
-        t0 = time.perf_counter()
-        for t in range(start, context):
-            model(seq[:, :t + 1])
-        _sync(device)
-        return (time.perf_counter() - t0) / steps
-
-    cached(), recompute()
-    runs = [(cached(), recompute()) for _ in range(windows)]
+    runs = [(per_token(True), per_token(False)) for _ in range(windows)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
@@ -66,12 +50,15 @@ def decode_bench(rows: list[Row], contexts: list[int], steps: int, windows: int,
 
 def format_decode(results: list[DecodeTiming]) -> str:
     """Tokens/s per row and context, with and without the cache, and each one's growth from the shortest
-    context."""
-    lines = ["| row | context | tokens/s, cache | tokens/s, recompute | cache speed-up | time per token vs shortest, "
-             "cache | × vs shortest, recompute |", "|---|---:|---:|---:|---:|---:|---:|"]
+    context (a Markdown table)."""
+    head = ["row", "context", "tokens/s, cache", "tokens/s, recompute", "cache speed-up",
+            "time per token vs shortest, cache", "× vs shortest, recompute"]
     first: dict[str, DecodeTiming] = {}
+    body = []
     for r in results:
         f = first.setdefault(r.row, r)
-        lines.append(f"| {r.row} | {r.context:,} | {1 / r.cached:,.0f} | {1 / r.recompute:,.0f} | "
-                     f"{r.recompute / r.cached:.1f}× | {r.cached / f.cached:.2f}× | {r.recompute / f.recompute:.2f}× |")
-    return "\n".join(lines)
+        body.append([r.row, f"{r.context:,}", f"{1 / r.cached:,.0f}", f"{1 / r.recompute:,.0f}",
+                     f"{r.recompute / r.cached:.1f}×", f"{r.cached / f.cached:.2f}×",
+                     f"{r.recompute / f.recompute:.2f}×"])
+    return tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
+                    disable_numparse=True)

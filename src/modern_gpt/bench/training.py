@@ -18,6 +18,8 @@ from typing import Callable
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from tabulate import tabulate
+from torch.utils import benchmark
 
 from ..config import ModelConfig, TrainConfig
 from ..nn import GPT
@@ -145,31 +147,26 @@ def batched_contestant(row: Row, tc: TrainConfig, device: torch.device, seeds: i
 
 # ------------------------------------------------------------------------------- measuring
 
-def matmul_peak(device: torch.device, dtype: torch.dtype, reps: int = 5, rounds: int = 5) -> tuple[float, int]:
-    """This machine's matmul rate in FLOP/s, in `dtype`: the median over rounds at each size, the best size
-    taken (small products miss the ceiling, large ones fall out of cache). Returns (rate, size)."""
+def matmul_peak(device: torch.device, dtype: torch.dtype, reps: int = 3, rounds: int = 5) -> tuple[float, int]:
+    """This machine's matmul rate in FLOP/s, in `dtype`: at each size the median over `rounds` rounds of `reps`
+    products (torch.utils.benchmark's Timer: two untimed products before each round, the device synced, this
+    process's threads), the best size taken (small products miss the ceiling, large ones fall out of cache).
+    Returns (rate, size)."""
     sizes = (256, 512, 1024, 2048) if device.type == "cpu" else (2048, 4096, 8192)
     best = (0.0, 0)
     for n in sizes:
         a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
-        for _ in range(2):
-            a @ b
-        _sync(device)
-        rates = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                a @ b
-            _sync(device)
-            rates.append(2 * n**3 * reps / (time.perf_counter() - t0))
-        best = max(best, (statistics.median(rates), n))
+        timer = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads())
+        seconds = statistics.median(timer.timeit(reps).median for _ in range(rounds))
+        best = max(best, (2 * n**3 / seconds, n))
     return best
 
 
 def measure(contestants: list[Contestant], batches: list[tuple[torch.Tensor, torch.Tensor]], device: torch.device,
             iters: int, windows: int, warmup: int) -> None:
     """Warm every contestant up (compiles happen here), then time `windows` rounds in which each contestant
-    runs `iters` steps in turn: drift on a shared machine hits every contestant alike."""
+    runs `iters` steps in turn: drift on a shared machine hits every contestant alike. Timed here, not by
+    torch.utils.benchmark: its Timer times one statement at a time, with untimed runs of its own before each."""
     feed = itertools.cycle(batches)
     for c in contestants:
         t0 = time.perf_counter()
@@ -212,18 +209,16 @@ def format_bench(contestants: list[Contestant], peak: float) -> str:
     against the reference in the same mode, achieved FLOP/s and MFU against this run's peak."""
     cuda = any(c.peak_bytes for c in contestants)
     ref = {c.mode: statistics.median(c.rates) for c in contestants if c.label.startswith("reference")}
-    head = (f"{'variant':<25}{'mode':<17}{'params':>8}{'tok/s':>10}{'min–max':>18}{'× ref':>7}{'× same':>8}"
-            f"{'GFLOP/s':>9}{'MFU':>7}{'warm-up':>9}" + ("  peak mem" if cuda else ""))
-    lines = [head, "-" * len(head)]
+    head = ["variant", "mode", "params", "tok/s", "min–max", "× ref", "× same", "GFLOP/s", "MFU", "warm-up"]
+    body = []
     for c in contestants:
         rate = statistics.median(c.rates)
         same = ref.get(c.mode)
         achieved = c.flops_per_token * rate
-        line = (f"{c.label:<25}{c.mode:<17}{c.params / 1e6:>7.2f}M{rate:>10,.0f}"
-                f"{f'{min(c.rates):,.0f}–{max(c.rates):,.0f}':>18}{rate / ref['eager']:>7.2f}"
-                f"{f'{rate / same:.2f}' if same else '':>8}{achieved / 1e9:>9.1f}{achieved / peak:>7.1%}"
-                f"{c.warmup_secs:>8.1f}s")
-        if cuda:
-            line += f"  {c.peak_bytes / 2**30:.1f} GiB"
-        lines.append(line)
-    return "\n".join(lines)
+        body.append([c.label, c.mode, f"{c.params / 1e6:.2f}M", f"{rate:,.0f}",
+                     f"{min(c.rates):,.0f}–{max(c.rates):,.0f}", f"{rate / ref['eager']:.2f}",
+                     f"{rate / same:.2f}" if same else "", f"{achieved / 1e9:.1f}", f"{achieved / peak:.1%}",
+                     f"{c.warmup_secs:.1f}s"] + ([f"{c.peak_bytes / 2**30:.1f} GiB"] if cuda else []))
+    head += ["peak mem"] if cuda else []
+    return tabulate(body, headers=head, tablefmt="simple", colalign=["left", "left"] + ["right"] * (len(head) - 2),
+                    disable_numparse=True)
