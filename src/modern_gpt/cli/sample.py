@@ -57,7 +57,7 @@ def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) ->
 
 
 @dataclass(frozen=True)
-class Sample:
+class SampledText:
     prompt: str
     continuation: str
     prompt_tokens: int
@@ -67,7 +67,7 @@ class Sample:
 
 
 def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt: str | None = None, *,
-                prompt_tokens: int, tokens: int, temperature: float, top_k: int | None, seed: int) -> Sample:
+                prompt_tokens: int, tokens: int, temperature: float, top_k: int | None, seed: int) -> SampledText:
     """The prompt and its continuation as text, with their token counts (the defaults: `modern-gpt sample`'s,
     params.yaml's serve: section)."""
     data = Path(data)
@@ -83,7 +83,7 @@ def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt
     ids = prompt_ids(tokenizer, data, prompt, prompt_tokens)
     out = generate(model, torch.tensor([ids]), tokens, temperature=temperature, top_k=top_k or None, seed=seed)
     new = out[0, len(ids):].tolist()
-    return Sample(tokenizer.decode(ids), tokenizer.decode(new), len(ids), len(new), tokens, model.cfg.block_size)
+    return SampledText(tokenizer.decode(ids), tokenizer.decode(new), len(ids), len(new), tokens, model.cfg.block_size)
 
 
 def cmd_sample(args: argparse.Namespace) -> None:
