@@ -314,3 +314,13 @@ def test_bench_bad_options_are_one_line(capsys, args, message):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+def test_export_and_import_help_name_every_family_the_bridge_handles(monkeypatch, capsys):
+    from modern_gpt.pipeline.hf_class import HF_CLASSES
+    families = [{"GPT2LMHeadModel": "GPT-2"}.get(c, c.removesuffix("ForCausalLM")) for c in HF_CLASSES]
+    named = ", ".join(families[:-1]) + " or " + families[-1]             # GPT-2, Llama, Mistral or Qwen3
+    monkeypatch.setenv("COLUMNS", "200")                                   # one line per command
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines() if named in line] == ["export", "import"]
+
