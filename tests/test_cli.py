@@ -324,3 +324,18 @@ def test_export_and_import_help_name_every_family_the_bridge_handles(monkeypatch
         main(["--help"])
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines() if named in line] == ["export", "import"]
 
+
+def test_explain_and_import_config_read_a_folders_config_json(tmp_path, capsys):
+    config = ROOT / "tests" / "fixtures" / "hf_configs" / "llama-3-8b.json"
+    (tmp_path / "config.json").write_bytes(config.read_bytes())
+    for command in ("explain", "import-config"):
+        assert main([command, str(config)]) == 0
+        from_file = capsys.readouterr().out
+        assert main([command, str(tmp_path)]) == 0
+        assert capsys.readouterr().out == from_file
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["explain", str(empty)]) == 2
+    assert capsys.readouterr().err == (f"modern-gpt: error: {empty}: a folder without config.json (give a model's "
+                                       "config.json, or the folder that holds it)\n")
+
