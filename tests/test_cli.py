@@ -339,3 +339,13 @@ def test_explain_and_import_config_read_a_folders_config_json(tmp_path, capsys):
     assert capsys.readouterr().err == (f"modern-gpt: error: {empty}: a folder without config.json (give a model's "
                                        "config.json, or the folder that holds it)\n")
 
+
+@pytest.mark.parametrize("args, message", [
+    (["--temperature", "-1"], "--temperature=-1.0: must be at least 0 (0: greedy)"),
+    (["--temperature", "nan"], "--temperature=nan: must be at least 0 (0: greedy)"),
+    (["--top-k", "-1"], "--top-k=-1: must be at least 0 (0: all tokens)"),
+])
+def test_sample_names_only_the_bad_setting(tmp_path, capsys, args, message):
+    """Checked before the run is read: the line names the one setting, not every sampling setting at once."""
+    assert main(["sample", str(tmp_path), *args]) == 2
+    assert capsys.readouterr().err == f"modern-gpt: error: {message}\n"

@@ -86,9 +86,18 @@ def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt
     return SampledText(tokenizer.decode(ids), tokenizer.decode(new), len(ids), len(new), tokens, model.cfg.block_size)
 
 
-def cmd_sample(args: argparse.Namespace) -> None:
+def check_settings(args: argparse.Namespace) -> None:
+    """Each bad setting on its own line, before the run is loaded (generate() would name them all at once)."""
     if args.tokens < 0:
         raise ConfigError(f"--tokens={args.tokens}: must be at least 0")
+    if not args.temperature >= 0:                     # NaN too
+        raise ConfigError(f"--temperature={args.temperature}: must be at least 0 (0: greedy)")
+    if args.top_k < 0:
+        raise ConfigError(f"--top-k={args.top_k}: must be at least 0 (0: all tokens)")
+
+
+def cmd_sample(args: argparse.Namespace) -> None:
+    check_settings(args)
     s = sample_text(args.run_dir, args.data, args.prompt, prompt_tokens=args.prompt_tokens,
                     tokens=args.tokens, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
     capped = (f"; the model's context of {s.context} tokens stops it there, short of --tokens {s.asked}"
