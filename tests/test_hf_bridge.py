@@ -442,12 +442,12 @@ def test_cli_export_and_import_a_run_with_a_char_tokenizer(tmp_path, capsys):
     cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=5)
     run, model = fake_run(tmp_path, cfg, {"kind": "char", "symbols": list("abcde")})
     args = cli_args(["export", str(run), str(tmp_path / "hf")])
-    hf_io.COMMANDS[args.command](args)
+    args.func(args)
     out = capsys.readouterr().out
     assert "Qwen3ForCausalLM" in out and "no tokenizer class" in out
     assert json.loads((tmp_path / "hf" / "vocab.json").read_text())["symbols"] == list("abcde")
     args = cli_args(["import", str(tmp_path / "hf")])
-    hf_io.COMMANDS[args.command](args)
+    args.func(args)
     out = capsys.readouterr().out
     assert "Qwen3ForCausalLM" in out and "n_kv_head" in out and "qk_norm" in out and "True" in out
     _, back = import_folder(tmp_path / "hf")
