@@ -93,8 +93,7 @@ def test_help_names_the_books_spelling_and_bench_help_its_own_defaults(capsys):
 
 
 def test_the_quick_commands_rows_are_params_yamls_design_at_the_profiles_shape():
-    from modern_gpt.cli import rows_for
-    from modern_gpt.cli.profiles import SMOKE, cpu
+    from modern_gpt.cli.profiles import SMOKE, cpu, rows_for
     from modern_gpt.pipeline.params import parse
     pipeline = parse(PARAMS).rows(vocab_size=65)
     assert [r.config for r in rows_for(cpu(), 65, None)] == [r.config for r in pipeline]   # cpu: the pipeline's shape
@@ -251,11 +250,11 @@ TINY_BENCH = ["bench", "--n-layer", "1", "--n-embd", "32", "--block-size", "16",
 
 
 def bench_lines(out: str) -> list[list[str]]:
-    """The table's lines as (variant, mode, rest...) from the fixed-width columns."""
+    """The table's lines as (variant, mode, rest...): its columns are two spaces apart or more, a cell holds
+    single spaces at most, and an empty cell (× same of batched seeds) drops out."""
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("variant")) + 2
-    return [[line[:25].rstrip(), line[25:42].rstrip(), *line[42:].split()] for line in lines[start:] if line.strip()
-            and not line.startswith("×")]
+    return [re.split(r" {2,}", line.strip()) for line in lines[start:] if line.strip() and not line.startswith("×")]
 
 
 def test_bench_times_a_reference_and_every_row_side_by_side(capsys):
@@ -279,10 +278,33 @@ def test_bench_compiles_the_rows_it_is_given(capsys):
                                       ["+ QK-norm", "eager"], ["+ QK-norm", "default"]]
 
 
+def test_bench_decode_times_servings_generation_with_and_without_the_cache(monkeypatch, capsys):
+    """--decode's figures are serving's timings (the serve stage's own): one generation per window and mode."""
+    import modern_gpt.bench.decode as decode
+    calls, real = [], decode.timings
+
+    def recorded(model, batch, prompt_len, new_tokens, **kw):
+        calls.append((batch, prompt_len, new_tokens, kw["cache"], kw["repeats"]))
+        return real(model, batch, prompt_len, new_tokens, **kw)
+
+    monkeypatch.setattr(decode, "timings", recorded)
+    assert main(["bench", "--decode", "--contexts", "16,8", "--iters", "2", "--windows", "1", "--n-layer", "1",
+                 "--n-embd", "32"]) == 0
+    lines = [[c.strip() for c in line.strip("|").split("|")] for line in capsys.readouterr().out.splitlines()
+             if line.startswith("| ")]
+    assert lines[0][:2] == ["row", "context"] and len(lines[0]) == 7
+    rows = ("Step 1 baseline", "+ QK-norm")
+    assert [line[:2] for line in lines[1:]] == [[row, c] for row in rows for c in ("8", "16")]
+    assert all(float(line[2].replace(",", "")) > 0 < float(line[3].replace(",", "")) for line in lines[1:])
+    assert lines[1][5:] == lines[3][5:] == ["1.00×", "1.00×"]                 # the shortest context against itself
+    assert calls == [(1, c - 2, 2, cache, 1) for _row in (0, 1) for c in (8, 16) for cache in (True, False)]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--rows", "baseline,nope"], "--rows: no row nope"),
     (["--seeds", "0"], "--seeds=0: must be at least 1"),
     (["--compile", "fast"], "argument --compile: invalid choice"),
+    (["--decode", "--iters", "0"], "--iters=0: must be at least 1"),
 ])
 def test_bench_bad_options_are_one_line(capsys, args, message):
     try:
@@ -305,3 +327,39 @@ def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_witho
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == ("modern-gpt: error: --ray: ray is not installed here; install it: pip install -e "
                                    "'.[ray]' (or pip install -r requirements.txt, which pins it)")
+
+
+def test_export_and_import_help_name_every_family_the_bridge_handles(monkeypatch, capsys):
+    from modern_gpt.pipeline.hf_class import HF_CLASSES
+    families = [{"GPT2LMHeadModel": "GPT-2"}.get(c, c.removesuffix("ForCausalLM")) for c in HF_CLASSES]
+    named = ", ".join(families[:-1]) + " or " + families[-1]             # GPT-2, Llama, Mistral or Qwen3
+    monkeypatch.setenv("COLUMNS", "200")                                   # one line per command
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines() if named in line] == ["export", "import"]
+
+
+def test_explain_and_import_config_read_a_folders_config_json(tmp_path, capsys):
+    config = ROOT / "tests" / "fixtures" / "hf_configs" / "llama-3-8b.json"
+    (tmp_path / "config.json").write_bytes(config.read_bytes())
+    for command in ("explain", "import-config"):
+        assert main([command, str(config)]) == 0
+        from_file = capsys.readouterr().out
+        assert main([command, str(tmp_path)]) == 0
+        assert capsys.readouterr().out == from_file
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["explain", str(empty)]) == 2
+    assert capsys.readouterr().err == (f"modern-gpt: error: {empty}: a folder without config.json (give a model's "
+                                       "config.json, or the folder that holds it)\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--temperature", "-1"], "--temperature=-1.0: must be at least 0 (0: greedy)"),
+    (["--temperature", "nan"], "--temperature=nan: must be at least 0 (0: greedy)"),
+    (["--top-k", "-1"], "--top-k=-1: must be at least 0 (0: all tokens)"),
+])
+def test_sample_names_only_the_bad_setting(tmp_path, capsys, args, message):
+    """Checked before the run is read: the line names the one setting, not every sampling setting at once."""
+    assert main(["sample", str(tmp_path), *args]) == 2
+    assert capsys.readouterr().err == f"modern-gpt: error: {message}\n"

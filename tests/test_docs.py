@@ -9,12 +9,18 @@ in two ways, and both are checked:
 And the other way round: a distinctive figure of the report (a loss to 4 decimals, a count with thousands
 separators, a parameter count in millions) on an unmarked prose line is an error, so no quote escapes the check;
 a line whose figure only happens to equal one of the report's says so with `<!-- not the report's -->`.
+Quoted command output (`$ dvc metrics diff`, `$ dvc exp show`, `$ git diff reports/...`, `$ dvc repro` in a code
+block) is checked against the committed files too: the committed side of every quoted value is today's.
 """
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+import yaml
+
+from modern_gpt.pipeline.families import SERVING, TRAINING
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = [ROOT / "reports" / "ablation.md", ROOT / "reports" / "beyond.md"]
@@ -190,3 +196,209 @@ def test_the_gpu_pages_run_time_estimates_follow_from_each_sizes_flops():
         assert r[head[6]] == f"{bound:.2g} ms"
         ops, secs = re.fullmatch(r"(\d+) ops: ([\d.]+) s", r[head[7]]).groups()
         assert secs == f"{steps * int(ops) * 5e-6:.1f}"
+
+
+# ------------------------------------------------------------------------------------------ quoted command output
+# A code block line `$ command` starts a command; the lines after it, up to the next `$ ` line or the block's end,
+# are what it printed (`...` marks lines left out). Values on the committed side of each output (the HEAD column
+# of `dvc metrics diff`, the baseline commit's row of `dvc exp show`, the `-` lines of `git diff reports/...`)
+# must be today's committed ones; stage names must be the committed pipeline's.
+METRICS = json.loads((ROOT / "reports" / "metrics.json").read_text(encoding="utf-8"))
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+LOCK_HASHES = {d["path"]: d["md5"] for stage in yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))[
+    "stages"].values() for d in stage.get("deps", []) + stage.get("outs", []) if "md5" in d}
+STAGES = {name for name, stage in yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"].items()
+          if "matrix" not in stage} | {f.stage_name(**items) for f in TRAINING + SERVING for items in f.walk(PARAMS)}
+TREE = ("├", "└", "│")                            # dvc exp show: an experiment's row under its baseline
+
+
+def commands(text: str) -> list[tuple[str, list[str]]]:
+    """Each `$ command` in the page's code blocks (a trailing `# comment` dropped), with the lines it printed."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif fenced and line.startswith("$ "):
+            out.append((re.sub(r"\s+#.*$", "", line[2:]).strip(), []))
+        elif fenced and out and out[-1][1] is not None:
+            out[-1][1].append(line)
+        if not fenced and out and out[-1][1] is not None:
+            out.append(("", None))                # the block ended: no later line belongs to its last command
+    return [(c, lines) for c, lines in out if lines is not None]
+
+
+def columns(line: str) -> list[str]:
+    """A DVC table's cells: separated by two spaces or more."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+def dvc_value(value, digits: bool) -> str:
+    """As DVC prints a metric or param: rounded to 5 digits (metrics diff) or 5 significant ones (exp show)."""
+    if isinstance(value, float):
+        return str(round(value, 5)) if digits else f"{value:.5g}"
+    return str(value)
+
+
+def committed(name: str) -> str | None:
+    """A `dvc exp show` column's committed value: a metric of reports/metrics.json, a param of params.yaml
+    (either may be prefixed with its file, `params.yaml:model.n_kv_head`), or a dependency's hash in dvc.lock."""
+    file, _, key = name.rpartition(":")
+    if key in LOCK_HASHES and not file:
+        return LOCK_HASHES[key]
+    sources = {"reports/metrics.json": METRICS, "params.yaml": PARAMS}
+    found = []
+    for path, data in sources.items():
+        value = data
+        for part in key.split("."):
+            value = value.get(part, KeyError) if isinstance(value, dict) else KeyError
+        if value is not KeyError and file in ("", path):
+            found.append(dvc_value(value, digits=False))
+    return found[0] if len(found) == 1 else None
+
+
+def metrics_diff_problems(lines: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The HEAD (or main) column against reports/metrics.json, and each Change against the two values."""
+    problems, workspace = [], {}
+    rows = [columns(line) for line in lines if line.strip() and line.strip() != "..."]
+    head = rows[0]
+    for row in rows[1:]:
+        if len(row) != len(head) or len(head) != 5:
+            problems.append(f"dvc metrics diff: not a row of Path, Metric, HEAD, workspace, Change: {row}")
+            continue
+        path, metric, old, new, change = row
+        slug, _, field = metric.partition(".")
+        if path != "reports/metrics.json" or field not in METRICS.get(slug, {}):
+            problems.append(f"dvc metrics diff: {path} {metric}: not a metric of reports/metrics.json")
+            continue
+        want = dvc_value(METRICS[slug][field], digits=True)
+        if old != want:
+            problems.append(f"dvc metrics diff: {metric}: {head[2]} {old}, reports/metrics.json has {want}")
+        if abs(float(new) - float(old) - float(change)) > 1e-9:
+            problems.append(f"dvc metrics diff: {metric}: change {change} is not {new} - {old}")
+        workspace[metric] = new
+    return problems, workspace
+
+
+def exp_show_problems(lines: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The baseline commit's row (the one row neither the workspace nor an experiment) against the committed
+    metrics, params and dependency hashes."""
+    rows = [columns(line) for line in lines if line.strip() and line.strip() != "..."]
+    head, body = rows[0], rows[1:]
+    base = [r for r in body if r[0] != "workspace" and not r[0].startswith(TREE)]
+    if len(base) != 1 or any(len(r) != len(head) for r in body):
+        return [f"dvc exp show: not one baseline row of {len(head)} columns: {body}"], {}
+    problems = []
+    for name, value in list(zip(head, base[0]))[1:]:
+        want = committed(name)
+        if want is None:
+            problems.append(f"dvc exp show: column {name}: no committed metric, param or dependency of that name")
+        elif value != want:
+            problems.append(f"dvc exp show: {name}: {value} on the committed row ({base[0][0]}), committed {want}")
+    workspace = next((dict(zip(head, r)) for r in body if r[0] == "workspace"), {})
+    return problems, workspace
+
+
+def normalised(line: str) -> tuple[str, ...] | str:
+    """A report line as a page quotes it: table padding trimmed."""
+    return tuple(c.strip() for c in line.strip().strip("|").split("|")) if line.startswith("|") else line.strip()
+
+
+def git_diff_problems(file: str, lines: list[str], workspace: dict[str, str]) -> list[str]:
+    """Every `-` line is a line of the committed report; a `+` row of the ladder's table has the val the quoted
+    workspace metrics give (where the block quotes them)."""
+    report = (ROOT / file).read_text(encoding="utf-8")
+    have = [normalised(line) for line in report.splitlines()]
+    table = next((parse(t)[0] for t in prose_and_tables(report)[1] if "variant" in cells(t[0])), [])
+    slugs = list(METRICS)
+    problems = []
+    for line in lines:
+        quoted = normalised(line[1:])
+        if line.startswith("-") and not line.startswith("---") and quoted not in have:
+            same_row = [" | ".join(h) for h in have if isinstance(h, tuple) and h[:2] == quoted[:2]]
+            problems.append(f"git diff {file}: not a line of the committed report:\n{line}"
+                            + "".join(f"\n  committed: {r}" for r in same_row[:1]))
+        row = cells(line[1:]) if line.startswith("+|") else []
+        if len(row) == len(table) and row[0].isdigit() and "val" in table and int(row[0]) < len(slugs):
+            mean, _, sd = row[table.index("val")].partition(" ± ")
+            for field, shown in (("val_mean", mean), ("val_sd", sd)):
+                metric = f"{slugs[int(row[0])]}.{field}"
+                if metric in workspace and abs(float(shown) - float(workspace[metric])) > 5.5e-5:
+                    problems.append(f"git diff {file}: + row {row[1]}: val {shown}, the quoted workspace's "
+                                    f"{metric} is {workspace[metric]}")
+    return problems
+
+
+def repro_problems(command: str, lines: list[str]) -> list[str]:
+    """Stage names are the committed pipeline's; on the committed params the runs come from the cache."""
+    problems = [f"{command}: no stage {name} in the committed pipeline"
+                for name in re.findall(r"[Ss]tage '([^']+)'", "\n".join(lines)) if name not in STAGES]
+    if "-S" not in command:
+        problems += [f"{command}: trains {line}" for line in lines if re.match(r"Running stage '(run|sweep)@", line)]
+    return problems
+
+
+def quote_problems(text: str) -> tuple[list[str], set[str]]:
+    """What the page's quoted command output gets wrong against the committed files, and which kinds it quotes."""
+    problems, kinds, workspace = [], set(), {}
+    for command, lines in commands(text):
+        if command.startswith("dvc metrics diff"):
+            found, seen = metrics_diff_problems(lines)
+            problems += found + [f"dvc metrics diff: {k}: workspace {v}, dvc exp show's workspace {workspace[k]}"
+                                 for k, v in seen.items() if workspace.get(k, v) != v]
+            workspace.update(seen)
+            kinds.add("dvc metrics diff")
+        elif command.startswith("dvc exp show"):
+            found, workspace = exp_show_problems(lines)
+            problems += found
+            kinds.add("dvc exp show")
+        elif (diff := re.fullmatch(r"git diff (reports/\S+)", command)):
+            problems += git_diff_problems(diff.group(1), lines, workspace)
+            kinds.add("git diff reports/")
+        elif re.search(r"\bdvc (repro|exp run -S model\.)", command) and "--queue" not in command:
+            problems += repro_problems(command, lines)
+            kinds.add("dvc repro" if "repro" in command else "dvc exp run")
+    return problems, kinds
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_quoted_command_output_agrees_with_the_committed_files(page):
+    problems, _ = quote_problems(page.read_text(encoding="utf-8"))
+    assert not problems, f"{page.name}: quoted output that is not today's committed one (regenerate it):\n" + \
+        "\n".join(problems)
+
+
+def test_the_pipeline_page_quotes_each_kind_of_output_and_the_check_reads_them():
+    _, kinds = quote_problems((ROOT / "docs" / "pipeline.md").read_text(encoding="utf-8"))
+    assert kinds == {"dvc metrics diff", "dvc exp show", "git diff reports/", "dvc repro", "dvc exp run"}, kinds
+
+
+def test_the_quote_check_catches_a_stale_value():
+    """Each kind of quoted output, stale on its committed side by one digit, or naming an unknown stage, fails."""
+    slug, field = next(iter(METRICS)), "val_mean"
+    value = dvc_value(METRICS[slug][field], digits=True)
+    stale = f"{float(value) + 0.00001:.5f}"
+    report_line = next(line for line in (ROOT / "reports" / "ablation.md").read_text(encoding="utf-8").splitlines()
+                       if line.startswith("**Full model"))
+    page = f"""```
+$ dvc metrics diff HEAD
+Path                  Metric           HEAD     workspace    Change
+reports/metrics.json  {slug}.{field}  {value}  {value}      0.0
+$ dvc exp show --only-changed
+  Experiment      {slug}.{field}
+  workspace       {value}
+  abc1234         {stale}
+$ git diff reports/ablation.md
+-{report_line.replace(".", ",", 1)}
+$ dvc repro
+Stage 'run@{slug}-99' didn't change, skipping
+Running stage 'run@{slug}-0':
+```
+"""
+    problems, _ = quote_problems(page)
+    assert any("dvc exp show" in p and stale in p for p in problems), problems
+    assert any(p.startswith("git diff reports/ablation.md: not a line") for p in problems), problems
+    assert any(f"no stage run@{slug}-99" in p for p in problems) and any("trains Running" in p for p in problems)
+    assert not any("dvc metrics diff" in p for p in problems), problems
+    problems, _ = quote_problems(page.replace(f"  {value}  {value}", f"  {stale}  {value}"))
+    assert any(f"HEAD {stale}" in p for p in problems), problems
+

@@ -2,6 +2,10 @@
 
 import argparse
 import json
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +21,8 @@ from modern_gpt.hf.import_config import model_section
 from modern_gpt.config import ModelConfig
 from modern_gpt.serving.kv_cache import dtype_bytes, human, kv_cache
 
-FIX = Path(__file__).parent / "fixtures" / "hf_configs"
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "fixtures" / "hf_configs"
 ALL = sorted(p.stem for p in FIX.glob("*.json"))
 
 
@@ -211,7 +216,7 @@ def test_final_softcap_must_be_a_positive_number():
 def run(cmd, **kw):
     ns = argparse.Namespace(**{"n_layer": None, "n_embd": None, "n_head": None, "block_size": None, "write": None,
                                "context": None, "batch": 1, "dtype": "bf16", **kw})
-    cli.COMMANDS[cmd](ns)
+    {"explain": cli.cmd_explain, "import-config": cli.cmd_import_config}[cmd](ns)
 
 
 def test_cli(tmp_path, capsys):
@@ -565,3 +570,134 @@ def test_import_config_says_why_a_window_is_left_out():
                                            max_window_layers=2))
     assert section["attn_window"] == 0 and any("global_every can only make every k-th layer full" in m
                                                for m in missing)
+
+
+# ---------------------------------------------------------------- checked against transformers
+# Every config these tests explain, built by transformers on the meta device (shapes, no weights): explain's parameter
+# count equals the built model's, part by part, so a transformers upgrade that changes a family fails here. One
+# convention: Gemma 3's file is the multimodal model, and explain counts its language model only ("[language model
+# only]"), so the vision tower and its projector are set apart. DeepSeek-V3's multi-token-prediction module
+# (num_nextn_predict_layers) is built by neither. No fixture is left out.
+CHECKED = {**{name: cfg(name) for name in ALL}, "llama4-scout (defaults)": llama4_scout_defaults()}
+LANGUAGE_MODEL_ONLY = ("gemma-3-4b-it", "gemma-3-4b-it.v5")
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED))
+def test_explain_counts_what_transformers_builds(name):
+    pytest.importorskip("transformers")
+    from modern_gpt.hf.meta import meta_model, parts_of
+    model = meta_model(CHECKED[name])
+    counted = parts_of(model)
+    total, theirs = sum(p.numel() for p in model.parameters()), dict(counted.parts)
+    assert counted.total == total                                            # every parameter in one part
+    vision = theirs.pop("vision")
+    assert (vision > 0) is (name in LANGUAGE_MODEL_ONLY) and theirs.pop("other") == 0
+    ours = param_counts(normalise(CHECKED[name]))
+    assert ours.pop("total") == total - vision
+    assert ours == theirs
+    assert f"{total - vision:,} = embedding" in explain(CHECKED[name])
+
+
+def phi(**kw):
+    """A small Phi-1/2 config, written here: LayerNorm, partial RoPE, a plain GELU MLP, biases, an untied head with a
+    bias; explain has no arithmetic for the family and reads it the Llama way."""
+    return {"architectures": ["PhiForCausalLM"], "model_type": "phi", "hidden_size": 64, "intermediate_size": 256,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 128,
+            "partial_rotary_factor": 0.5, "hidden_act": "gelu_new", "layer_norm_eps": 1e-5, "rope_theta": 10000.0,
+            "tie_word_embeddings": False, **kw}
+
+
+def test_a_family_explain_does_not_model_gets_transformers_count():
+    transformers = pytest.importorskip("transformers")
+    import torch
+    with torch.device("meta"):
+        model = transformers.PhiForCausalLM(transformers.PhiConfig(**phi()))
+    total = sum(p.numel() for p in model.parameters())
+    embedding, head = 100 * 64, 100 * 64 + 100
+    norms = 2 * (2 * 64) + 2 * 64                               # one LayerNorm per layer (parallel blocks), a final
+    attention = 2 * (4 * 64 * 64 + 4 * 64)                      # q, k, v, dense with biases
+    mlp = 2 * (2 * 64 * 256 + 256 + 64)                         # fc1, fc2 with biases
+    assert total == embedding + attention + mlp + norms + head
+    lines = explain(phi()).splitlines()
+    assert lines[0].startswith("PhiForCausalLM: model_type 'phi' is not a family this tool knows, read the Llama way")
+    assert "every figure below assumes that but the parameters, which transformers counted" in lines[0]
+    assert (f"parameters (counted by transformers on the meta device, not modelled here: PhiForCausalLM): {total:,} = "
+            f"embedding {embedding:,} + attention {attention:,} + MLP {mlp:,} + norms {norms:,} + lm_head {head:,} "
+            "(untied)") in lines
+    assert not any(l.startswith("parameters (computed") for l in lines)
+    assert any(l.startswith("KV cache (bf16, 2 bytes/number)") for l in lines)      # still read the Llama way
+
+
+def test_a_family_read_neither_way_gets_only_transformers_count():
+    pytest.importorskip("transformers")
+    mamba = {"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2,
+             "vocab_size": 100, "state_size": 8}
+    with pytest.raises(ConfigError, match="num_attention_heads: missing"):
+        normalise(mamba)
+    lines = explain(mamba).splitlines()
+    assert lines[0] == ("MambaForCausalLM: model_type 'mamba' is not a family this tool knows, and reading it the "
+                        "Llama way fails (num_attention_heads: missing): only transformers' parameter count is "
+                        "derived, 6 fields")
+    assert lines[lines.index("derived:") + 1:] == [
+        "parameters (counted by transformers on the meta device, not modelled here: MambaForCausalLM): 65,728 = "
+        "embedding 6,400 + attention 0 + norms 192 + lm_head 0 + other 59,136 (tied to the embedding); other: the "
+        "mixer modules"]
+    with pytest.raises(ConfigError, match="num_hidden_layers: missing"):             # transformers builds none
+        explain({"architectures": ["PhiForCausalLM"], "model_type": "phi", "hidden_size": -4})
+
+
+def test_without_transformers_explain_is_as_before(monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)                           # import transformers fails
+    assert "parameters (computed from the shapes, not read)" in explain(phi())
+    assert "every figure below assumes that, " in explain(phi()).splitlines()[0]
+    with pytest.raises(ConfigError, match="num_attention_heads: missing"):
+        explain({"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 64,
+                 "num_hidden_layers": 2, "vocab_size": 100})
+
+
+def test_importing_explain_imports_neither_transformers_nor_torch():
+    code = ("import sys; import modern_gpt.hf.explain, modern_gpt.hf.meta; "
+            "print(sorted({'transformers', 'torch'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_a_dense_model_has_no_expert_parts_and_one_byte_is_one_byte():
+    text = explain(cfg("llama-3-8b"), None, 1, "fp8")
+    params = next(l for l in text.splitlines() if l.startswith("parameters"))
+    assert "+ attention 1,342,177,280 + MLP 5,637,144,576 + norms 266,240 +" in params
+    assert "expert" not in params and "router" not in params
+    assert "KV cache (fp8, 1 byte/number): 2 x 32 layers" in text and "bytes/number" not in text
+    assert "KV cache (fp8, 1 byte/number): 61 layers x (512 latent" in explain(cfg("deepseek-v3"), None, 1, "fp8")
+    assert "KV cache (bf16, 2 bytes/number)" in explain(cfg("llama-3-8b"))
+    # a mixture of experts shows the parts it has: Mixtral no dense MLP, DeepSeek-V3 both
+    mixtral = explain(cfg("mixtral-8x7b"))
+    assert "+ attention 1,342,177,280 + experts 45,097,156,608 + router 1,048,576 + norms" in mixtral
+    assert "+ MLP 1,189,085,184 + experts 653,908,770,816 + shared experts" in explain(cfg("deepseek-v3"))
+
+
+def quoted_runs(lines):
+    """The runs of quoted lines between the '...' that stand for lines left out."""
+    run = []
+    for line in lines + ["..."]:
+        if line != "...":
+            run.append(line)
+        elif run:
+            yield run
+            run = []
+
+
+def test_the_docs_quote_what_explain_prints(capsys, monkeypatch):
+    """docs/config-json.md quotes explain's output: each run of quoted lines is a run of the output, in order."""
+    from modern_gpt.cli import main
+    monkeypatch.chdir(ROOT)                                       # the commands name the fixtures from the root
+    blocks = re.findall(r"```\n(\$ modern-gpt explain .*?)```", (ROOT / "docs" / "config-json.md").read_text(), re.S)
+    assert len(blocks) == 4
+    for block in blocks:
+        command, *quoted = block.splitlines()
+        assert main(shlex.split(command)[2:]) == 0
+        out, at = capsys.readouterr().out.splitlines(), 0
+        for run in quoted_runs(quoted):
+            found = [i for i in range(at, len(out)) if out[i:i + len(run)] == run]
+            assert found, (command, run[0])
+            at = found[0] + len(run)

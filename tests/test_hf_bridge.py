@@ -22,7 +22,7 @@ from modern_gpt.cli import main
 from modern_gpt.cli import hf_io  # noqa: E402
 from modern_gpt.core.errors import ConfigError, DataError  # noqa: E402
 from modern_gpt.hf.convert import (  # noqa: E402
-    export, from_hf, hf_class, hf_config, import_folder, to_hf,
+    IGNORED_SUFFIXES, KEY_MAPS, export, from_hf, from_hf_state, hf_class, hf_config, import_folder, to_hf, to_hf_state,
 )
 from modern_gpt.config import ModelConfig  # noqa: E402
 from modern_gpt.serving.generate import generate  # noqa: E402
@@ -99,6 +99,27 @@ def test_logits_match_hf(case):
     back = from_hf(hf)
     assert back.cfg == cfg
     assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+@pytest.mark.parametrize("family, cases", [("GPT2LMHeadModel", ["gpt2", "gpt2-untied"]),
+                                           ("LlamaForCausalLM", ["llama-bias", "qwen3-gqa", "mistral-window"])])
+def test_every_key_of_a_family_map_is_used_both_ways(family, cases):
+    """Each entry of the family's one key map names a tensor transformers' model has and one ours has, of the same
+    shape, and the two directions give back each other's keys; the cases between them set every flag a key needs
+    (bias, qk_norm). The values are test_logits_match_hf's."""
+    keys = KEY_MAPS[family]
+    used = set()
+    for case in cases:
+        cfg, name = CASES[case]
+        with torch.device("meta"):                      # the names and shapes, no weights
+            ours = GPT(cfg).state_dict()
+            theirs = getattr(transformers, name)(hf_config(cfg)).state_dict()
+        hf_sd = to_hf_state(cfg, ours)
+        assert {k: v.shape for k, v in hf_sd.items()} == {k: v.shape for k, v in theirs.items()
+                                                         if not k.endswith(IGNORED_SUFFIXES)}
+        assert {k: v.shape for k, v in from_hf_state(cfg, hf_sd).items()} == {k: v.shape for k, v in ours.items()}
+        used |= {k.theirs for k in keys.top + keys.layer if k.applies(cfg)}
+    assert used == {k.theirs for k in keys.top + keys.layer}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -292,7 +313,6 @@ def test_relu2_and_softcap_messages_say_why():
 
 
 def test_a_tied_config_with_another_head_and_an_untied_one_without_a_head_are_refused():
-    from modern_gpt.hf.convert import from_hf_state, to_hf_state
     tied, untied = CASES["llama-gqa"][0], CASES["llama-untied"][0]
     sd = to_hf_state(untied, our_model(untied).state_dict())
     with pytest.raises(ConfigError, match="tie_word_embeddings=True with an lm_head.weight unlike") as e:
@@ -422,16 +442,32 @@ def test_cli_export_and_import_a_run_with_a_char_tokenizer(tmp_path, capsys):
     cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=5)
     run, model = fake_run(tmp_path, cfg, {"kind": "char", "symbols": list("abcde")})
     args = cli_args(["export", str(run), str(tmp_path / "hf")])
-    hf_io.COMMANDS[args.command](args)
+    args.func(args)
     out = capsys.readouterr().out
     assert "Qwen3ForCausalLM" in out and "no tokenizer class" in out
     assert json.loads((tmp_path / "hf" / "vocab.json").read_text())["symbols"] == list("abcde")
     args = cli_args(["import", str(tmp_path / "hf")])
-    hf_io.COMMANDS[args.command](args)
+    args.func(args)
     out = capsys.readouterr().out
     assert "Qwen3ForCausalLM" in out and "n_kv_head" in out and "qk_norm" in out and "True" in out
     _, back = import_folder(tmp_path / "hf")
     assert all(torch.equal(v, back.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+@pytest.mark.parametrize("kind, symbols, text", [("char", list("abcde"), "cab"),
+                                                  ("akshara", ["क", "कि", "म"], "किमक")])
+def test_the_tokenizer_hint_of_an_export_is_a_call_that_works(kind, symbols, text, tmp_path, monkeypatch):
+    """The line export prints for a char or akshara tokenizer holds Python that loads it: run here, as printed."""
+    cfg = dataclasses.replace(CASES["qwen3-gqa"][0], vocab_size=len(symbols))
+    run, _ = fake_run(tmp_path, cfg, {"kind": kind, "symbols": symbols})
+    monkeypatch.chdir(tmp_path)
+    note = export(run, "hf").tokenizer_note                                     # a relative folder, as typed
+    code = note.split("`")[1]
+    assert "load_tokenizer(json.load(open('hf/vocab.json', encoding='utf-8')))" in code
+    space: dict = {}
+    exec(code, space)
+    tok = space["tok"]
+    assert tok.decode(tok.encode(text)) == text and max(tok.encode(text)) < len(symbols)
 
 
 def test_export_refuses_a_folder_that_holds_files_unless_forced_and_lists_what_it_wrote(tmp_path, capsys):

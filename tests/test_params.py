@@ -361,3 +361,43 @@ def test_the_learning_rate_grid_covers_a_second_ladder_row_with_its_own_optimise
     raw["beyond"]["ladder"] = []
     raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer"]}                 # off: no such row
     one_line(lambda: parse(raw), "sweep.rows=['beyond_optimizer']: must list rows of the ladders (baseline, norm,")
+
+
+def test_the_docs_quote_what_dvc_and_repro_say_about_a_params_mistake_dvc_meets_first(tmp_path, monkeypatch, capfd):
+    """docs/params.md words the messages DVC prints before any stage of ours runs: an empty seed list leaves no
+    run@ stage, and a wrongly indented key is DVC's YAML parse error; modern-gpt repro says the latter in our one
+    line. The quotes are the real messages of this DVC (run here in a bare DVC repo), so a new wording fails."""
+    import re
+    import subprocess
+    import sys
+
+    from modern_gpt.cli import main as cli_main
+
+    page = (ROOT / "docs" / "params.md").read_text()
+    section = page.split("## When DVC's message comes first", 1)[1]
+    quoted = [" ".join(q.split()) for q in re.findall(r"`([^`]*(?:ERROR|not valid YAML)[^`]*)`", section)]
+    not_found, corrupted, ours = quoted
+    for f in ("dvc.yaml", "params.yaml"):
+        (tmp_path / f).write_text((ROOT / f).read_text())
+    (tmp_path / ".dvc").mkdir()
+    (tmp_path / ".dvc" / "config").write_text("[core]\n    no_scm = True\n")      # what `dvc init --no-scm` writes
+    monkeypatch.chdir(tmp_path)
+
+    def dvc(args: list[str]) -> int:
+        out = subprocess.run([sys.executable, "-m", "dvc", *args], capture_output=True, text=True)
+        print(out.stdout, out.stderr)
+        return out.returncode
+
+    def say(run, *args: str) -> str:
+        capfd.readouterr()
+        assert run(list(args)) != 0
+        out = capfd.readouterr()
+        return " ".join((out.out + out.err).split())
+
+    params = (ROOT / "params.yaml").read_text()
+    (tmp_path / "params.yaml").write_text(re.sub(r"^seeds:(.*)\n(- \d+\n)+", r"seeds: []\1\n", params, flags=re.M))
+    assert not_found in say(dvc, "repro", "run@qk_norm-0")
+    (tmp_path / "params.yaml").write_text(params.replace("\n  n_layer:", "\n   n_layer:", 1))
+    assert corrupted.removesuffix(" mapping") in say(dvc, "repro", "run@qk_norm-0")
+    line = say(cli_main, "repro")
+    assert line.startswith("modern-gpt: error: ") and ours in line and line.count("error") == 1

@@ -411,6 +411,7 @@ EDITS = [
     ("training/evaluate.py", RUNS | SERVE),                           # evaluation is part of every run
     ("training/batched.py", SERVE),                                   # seeds batched: the quick command's, no run's
     ("cli/ablate.py", set()),                                         # the quick command: no stage imports it
+    ("bench/training.py", set()),                                     # the bench, a tool: no stage imports it
 ]
 
 

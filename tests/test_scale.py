@@ -189,7 +189,8 @@ def test_an_effect_constant_across_sizes_is_rarely_called_appearing_or_fading(ef
 
 def test_the_simulation_finds_a_real_trend():
     """Not a test that cannot fail: an effect growing from 0 to 3 seed sds is called appearing most of the time."""
-    from modern_gpt.reporting.transfer import TRANSFERS, classify, judge
+    from modern_gpt.reporting.calibration import judge
+    from modern_gpt.reporting.transfer import TRANSFERS, classify
     import numpy as np
     rng = np.random.default_rng(3)
     ref = rng.standard_normal((2000, 2, SEEDS))

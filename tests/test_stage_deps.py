@@ -5,6 +5,7 @@ script reads (PARAMS, the only sections core.params.load hands it) are the ones 
 That the files a stage reads lie under its declared deps is checked on a real pipeline, in test_pipeline.py.
 """
 
+import functools
 import json
 import subprocess
 import sys
@@ -30,10 +31,13 @@ print(json.dumps({"files": files, "params": list(module.PARAMS)}))
 """
 
 
-def probe(script: str) -> tuple[set[str], list[str]]:
+@functools.cache
+def probe(script: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What a stage script imports and the params sections it reads: one fresh interpreter per script, asked once
+    per session: the stages share a few scripts, and four checks read each."""
     out = subprocess.run([sys.executable, "-c", PROBE, script], cwd=ROOT, capture_output=True, text=True, check=True)
     found = json.loads(out.stdout)
-    return {str(Path(f).resolve().relative_to(ROOT)) for f in found["files"]}, found["params"]
+    return frozenset(str(Path(f).resolve().relative_to(ROOT)) for f in found["files"]), tuple(found["params"])
 
 
 def under(path: str, dep: str) -> bool:
@@ -89,7 +93,7 @@ def test_plan_depends_on_all_of_params_yaml_and_runs_on_their_own_config_file():
         assert STAGES[family.stage]["deps"] == STAGES["run"]["deps"]    # the one list, written once
 
 
-TOOLS = (f"{PACKAGE}/hf/", f"{PACKAGE}/cli/")      # what a person runs beside the pipeline (docs/layout.md)
+TOOLS = (f"{PACKAGE}/hf/", f"{PACKAGE}/bench/", f"{PACKAGE}/cli/")   # run beside the pipeline (docs/layout.md)
 
 
 @pytest.mark.parametrize("name", list(STAGES))

@@ -1,4 +1,5 @@
-"""Tests for modern_gpt.reporting.stats: t quantiles, seed summaries, spread-aware verdicts."""
+"""Tests for modern_gpt.reporting.stats (t quantiles, seed summaries, spread-aware verdicts) and
+modern_gpt.reporting.calibration (the same rule on arrays, and how often it is wrong, simulated)."""
 
 import dataclasses
 import math
@@ -9,9 +10,10 @@ import pytest
 from scipy.stats import t as student_t
 
 from modern_gpt.reporting.report import mean_sd
+from modern_gpt.reporting.calibration import RERUN_SD, RERUN_SD_EARLIER, VERDICTS, judge, simulate
 from modern_gpt.reporting.stats import (
-    BAND, NA_VERDICT, NO_EFFECT, NOT_SHOWN, RERUN_SD, RERUN_SD_EARLIER, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, VERDICTS,
-    Summary, compare, judge, rule, seeds_needed, simulate, summarize, t_quantile, verdict_text,
+    BAND, NO_EFFECT, NOT_SHOWN, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, Summary, Verdict, compare, pooled_sd,
+    rule, seeds_needed, summarize, t_quantile, verdict_text,
 )
 
 NAN, INF = float("nan"), float("inf")
@@ -138,7 +140,7 @@ def test_compare_interval_decides_when_effect_beats_spread():
 
 def test_compare_one_finite_pair_is_na():
     c = compare([2.0, NAN, 2.1], [3.0, 3.0, INF])              # a huge effect, one pair
-    assert c.n_pairs == 1 and c.verdict == NA_VERDICT == "n/a (1 seed)"
+    assert c.n_pairs == 1 and c.verdict == Verdict.NA == "n/a (1 seed)"
     assert c.effect == pytest.approx(-1.0) and c.ci_low is None and c.seeds_needed is None
     assert c.noise_kind is None and c.band is None and c.margin_spread is None
     assert compare([2.0], [3.0]).verdict == "n/a (1 seed)"
@@ -176,19 +178,62 @@ def test_compare_rejects_unequal_lengths():
         compare([1.0, 2.0], [1.0])
 
 
-def test_compare_is_judge_on_one_comparison():
-    rng = np.random.default_rng(5)
-    rows = rng.normal(0.0, 1.0, (200, 4)) + rng.choice([0.0, 1.0, 3.0], (200, 1))
-    refs = rng.normal(0.0, 1.0, (200, 4))
-    rows[rng.random((200, 4)) < 0.1] = NAN                      # some diverged seeds, on either side
-    refs[rng.random((200, 4)) < 0.1] = INF
-    j = judge(rows, refs)
-    for i in range(200):
-        c = compare(list(rows[i]), list(refs[i]))
-        assert (c.verdict, c.unbanded) == (VERDICTS[j.code[i]], VERDICTS[j.unbanded[i]])
-        assert (c.noise_kind == NO_EFFECT) == bool(j.no_effect[i])
-        assert c.n_pairs == j.n_pairs[i]
-    assert {VERDICTS[k] for k in j.code} >= {"worse", "noise", "borderline", NA_VERDICT}
+# ----------------------------------------------------------------------------- compare() and the rule on arrays
+def _nan_none(x) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+@pytest.mark.parametrize("confidence, band", [(0.95, BAND), (0.9, 0.0), (0.99, 1.0)])
+def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confidence, band):
+    """compare() (scalar arithmetic: the report's) and calibration.judge() (arrays: the simulation's) are two
+    implementations of one rule. On random rows of 2 to 8 seeds (planted effects of -6 to 6 seed sds, row sds 0.5 to
+    2 times the reference's, seed correlation 0 or 0.45, diverged seeds on either side) they give the same verdict,
+    verdict without the band, kind of noise and seeds needed (seeds_needed() of judge()'s numbers), and the same
+    numbers; every verdict and both kinds of noise occur."""
+    rng = np.random.default_rng(20250)
+    seen, counts = set(), set()
+    for n_seeds in (2, 3, 5, 8):
+        m = 150
+        common = rng.choice([0.0, 0.9], (m, 1)) * rng.standard_normal((m, n_seeds))   # the seeds' shared batches
+        ref = common + rng.standard_normal((m, n_seeds))
+        row = common + rng.choice([0.5, 1.0, 2.0], (m, 1)) * rng.standard_normal((m, n_seeds)) \
+            + rng.uniform(-6.0, 6.0, (m, 1))
+        row[rng.random(row.shape) < 0.05] = NAN
+        ref[rng.random(ref.shape) < 0.05] = INF
+        j = judge(row, ref, confidence=confidence, band=band)
+        for i in range(m):
+            c = compare([_nan_none(v) for v in row[i]], list(ref[i]), confidence=confidence, band=band)
+            verdict, why = VERDICTS[j.code[i]], (n_seeds, row[i], ref[i])
+            assert (c.verdict, c.unbanded) == (verdict, VERDICTS[j.unbanded[i]]), why
+            assert c.noise_kind == ((NO_EFFECT if j.no_effect[i] else NOT_SHOWN) if verdict == Verdict.NOISE
+                                    else None), why
+            settled = verdict in (Verdict.BETTER, Verdict.WORSE)
+            needed = None if verdict == Verdict.NA else 0 if settled else seeds_needed(
+                j.effect[i], j.pooled[i], j.sd_diff[i], n_start=int(j.n_pairs[i]) + 1, confidence=confidence,
+                band=j.width[i])
+            assert c.seeds_needed == needed, why
+            assert c.n_pairs == j.n_pairs[i] and (c.n_diverged_row, c.n_diverged_ref) == (
+                int(np.isnan(row[i]).sum()), int(np.isinf(ref[i]).sum()))
+            numbers = [(c.effect, j.effect[i]), (c.spread, j.spread[i]), (c.range, j.range[i]),
+                       (c.sd_diff, j.sd_diff[i])]
+            if verdict != Verdict.NA:
+                numbers += [(c.ci_high - c.effect, j.half[i]), (c.effect - c.ci_low, j.half[i]),
+                            (c.margin_spread, j.margin_spread[i]), (c.margin_interval, j.margin_interval[i]),
+                            (c.band, j.width[i])]
+            for mine, theirs in numbers:
+                same = mine is None if math.isnan(theirs) else math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
+                assert same, (mine, theirs, why)
+            seen.add((c.verdict, c.noise_kind))
+            counts.add(c.seeds_needed)
+    wanted = {(Verdict.BETTER, None), (Verdict.WORSE, None), (Verdict.NA, None), (Verdict.NOISE, NO_EFFECT),
+              (Verdict.NOISE, NOT_SHOWN)} | ({(Verdict.BORDERLINE, None)} if band else set())
+    assert seen == wanted
+    assert {0, None} < counts and len(counts - {0, None}) >= 3              # settled, never, and counts to run
+
+
+def test_pooled_sd_weights_each_row_by_its_finite_seeds():
+    assert pooled_sd(summarize([1.0, 2.0, 3.0]), summarize([5.0, NAN, 5.0])) == pytest.approx(math.sqrt(2.0 / 3.0))
+    assert pooled_sd(summarize([1.0, NAN]), summarize([INF])) is None and pooled_sd() is None
 
 
 # ----------------------------------------------------------------------------- seeds needed
@@ -241,7 +286,7 @@ def test_verdict_words():
     assert verdict_text(dataclasses.replace(border, seeds_needed=None)) == "borderline (over 100 seeds)"
     small = dataclasses.replace(border, seeds_needed=None, margin_spread=0.0)
     assert verdict_text(small) == "borderline (no larger than the seed-to-seed spread)"
-    assert verdict_text(None) == "" and verdict_text(compare([1.0], [2.0])) == NA_VERDICT
+    assert verdict_text(None) == "" and verdict_text(compare([1.0], [2.0])) == Verdict.NA
 
 
 # ----------------------------------------------------------------------------- the borderline band

@@ -13,7 +13,7 @@ from modern_gpt.reporting.plots import lr_plot, lr_rows
 from modern_gpt.reporting.report import build
 from modern_gpt.reporting.results import Ladder, Results, ladder_results
 from modern_gpt.reporting.settings import Settings
-from modern_gpt.reporting.sweep import SweepRow, at_best, cell, expected_max, selection_bias, spikes
+from modern_gpt.reporting.sweep import SweepRow, at_best, expected_max, row_at_rate, selection_bias, spikes
 from modern_gpt.training.loop import Watch, train
 from test_report import run
 
@@ -80,8 +80,8 @@ def grid(rows: dict[str, dict[float, list[float | None]]], curves: dict | None =
 
     ladder = ladder_results([(slug, label, records(slug, 1.0, rows[slug][1.0]))
                              for slug, label in (("r0", "+ GQA"), ("r1", "+ QK-norm"))])
-    sweep = [SweepRow(r, tuple(cell(m, 0.002 * m, r.runs if m == 1.0 else records(r.slug, m, vals), threshold)
-                               for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
+    sweep = [SweepRow(r, tuple(row_at_rate(m, 0.002 * m, r.runs if m == 1.0 else records(r.slug, m, vals),
+                                           threshold) for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
     return ladder, sweep
 
 

@@ -1,295 +1,105 @@
-"""Training throughput side by side (a benchmark, not a test).
-
-A plain reference GPT and each ladder row, eager and compiled (and, with --seeds, several seeds batched),
-are timed in one process, in interleaved windows, so that the machine's drift hits them alike; each
-figure is a median, and each ratio is taken against the reference measured in the same run. The matmul
-peak is measured in the same run too (it moves between runs), in the dtype in use.
-"""
+"""`modern-gpt bench` (the book's `python modern_gpt.py --bench`): training tokens/s side by side, or with
+--decode generation tokens/s; the measuring lives in the bench tool (modern_gpt.bench)."""
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
-import statistics
-import time
-from dataclasses import dataclass, field
-from typing import Callable
+import argparse
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-from ..config import ModelConfig, TrainConfig
-from ..nn import GPT
+from ..bench import decode, training
+from ..config import TrainConfig
+from ..config.choices import COMPILE_MODES, DTYPES
+from ..core.errors import ConfigError
 from ..pipeline.ladder import Row
-from ..training.batched import Stacked
-from ..training.loop import One, make_optimizer, resolve_device
+from ..training.loop import fast_matmuls, resolve_device
+from .profiles import add_shape_args, cpu, rows_for, settings_from
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+def add_parsers(sub) -> None:
+    b = sub.add_parser("bench", help="training tokens/s side by side: a plain reference, each row eager and compiled")
+    b.add_argument("--iters", type=int, default=10, help="steps per timed window (default 10)")
+    b.add_argument("--windows", type=int, default=5, help="timed windows; the median is reported (default 5)")
+    b.add_argument("--warmup", type=int, default=5, help="untimed steps first, compiles included (default 5)")
+    b.add_argument("--vocab-size", type=int, default=65, help="tokens in the vocabulary (default 65)")
+    b.add_argument("--rows", help="comma-separated row slugs to time, e.g. baseline,qk_norm (default: every row)")
+    b.add_argument("--seeds", type=int, default=1, help=">1: also each row's seeds as one batched model (eager)")
+    b.add_argument("--compile", choices=COMPILE_MODES, default="default",
+                   help="the compile mode timed next to eager (default: default; none: eager only)")
+    b.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: matmuls under bf16 autocast")
+    b.add_argument("--decode", action="store_true",
+                   help="instead: generation tokens/s with the KV cache and by full recompute, at each of --contexts, "
+                        "for untrained baseline and full models (context up to the largest)")
+    b.add_argument("--contexts", default="64,256,1024", help="--decode: context lengths (default 64,256,1024)")
+    add_shape_args(b, "params.yaml's model: shape and train.batch_size, now {n_layer} layers, {n_head} heads, "
+                      "{n_embd} wide, {block_size} context, batch {batch_size}".format(**cpu()))
+    b.set_defaults(func=cmd_bench)
 
 
-# ------------------------------------------------------------------------------- the reference
-
-class ReferenceBlock(nn.Module):
-    def __init__(self, n_head: int, n_embd: int):
-        super().__init__()
-        self.n_head = n_head
-        self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
-        self.qkv = nn.Linear(n_embd, 3 * n_embd)
-        self.proj = nn.Linear(n_embd, n_embd)
-        self.fc, self.out = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, C = x.shape
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(C, 2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
-        x = x + self.proj(y)
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+def bench_settings(args: argparse.Namespace) -> dict:
+    """The CPU profile's shape and batch (no steps or rate: the bench trains none to the end), as overridden."""
+    return settings_from(args, {k: v for k, v in cpu().items() if k not in ("iters", "lr")})
 
 
-class ReferenceGPT(nn.Module):
-    """Step 1 written the most direct way, as nanoGPT's model.py does it: one fused q/k/v matrix, no
-    switches, no tables. The yardstick the ladder's rows are timed against."""
-
-    def __init__(self, vocab_size: int, block_size: int, n_layer: int, n_head: int, n_embd: int):
-        super().__init__()
-        self.wte, self.wpe = nn.Embedding(vocab_size, n_embd), nn.Embedding(block_size, n_embd)
-        self.blocks = nn.ModuleList(ReferenceBlock(n_head, n_embd) for _ in range(n_layer))
-        self.ln_f = nn.LayerNorm(n_embd)
-        self.head = nn.Linear(n_embd, vocab_size, bias=False)
-        self.head.weight = self.wte.weight
-
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor):
-        x = self.wte(idx) + self.wpe(torch.arange(idx.size(1), device=idx.device))
-        for block in self.blocks:
-            x = block(x)
-        logits = self.head(self.ln_f(x))
-        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+def where(device: torch.device) -> str:
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
 
 
-# ------------------------------------------------------------------------------- contestants
-
-@dataclass
-class Contestant:
-    label: str
-    mode: str                       # 'eager', a compile mode, or 'N seeds batched'
-    params: int
-    flops_per_token: int
-    tokens_per_step: int
-    step: Callable[[torch.Tensor, torch.Tensor], object]
-    seeds: int = 1
-    warmup_secs: float = 0.0        # the untimed first steps: a cold or warm compile shows here
-    rates: list[float] = field(default_factory=list)
-    peak_bytes: int = 0
-
-
-def flops_per_token(n_matmul: int, n_layer: int, n_embd: int, block_size: int) -> int:
-    """Training FLOPs per token: 6 per matmul weight (forward 2, backward 4), plus attention's
-    q·k and weights·v over the context (the PaLM appendix formula, as nanoGPT uses it)."""
-    return 6 * n_matmul + 12 * n_layer * n_embd * block_size
-
-
-def gpt_flops(model: GPT) -> int:
-    cfg = model.cfg
-    n_matmul = model.num_params(non_embedding=True) + cfg.vocab_size * cfg.n_embd    # + the output head
-    return flops_per_token(n_matmul, cfg.n_layer, cfg.n_embd, cfg.block_size)
+def cmd_decode_bench(args: argparse.Namespace) -> None:
+    try:
+        contexts = sorted({int(c) for c in args.contexts.split(",")})
+    except ValueError:
+        raise ConfigError(f"--contexts={args.contexts!r}: give context lengths, e.g. 64,256,1024") from None
+    steps = args.iters
+    if steps < 1:
+        raise ConfigError(f"--iters={steps}: must be at least 1 (the timed tokens)")
+    if contexts[0] <= steps or args.windows < 1:
+        raise ConfigError(f"--contexts={args.contexts}, --iters={steps}, --windows={args.windows}: every context "
+                          "must exceed --iters (the timed tokens), and --windows must be at least 1")
+    settings = {**bench_settings(args), "block_size": max(contexts)}
+    rows = rows_for(settings, args.vocab_size, args.n_kv_head)
+    rows = [rows[0], rows[-1]]
+    device = resolve_device(args.device)
+    print(f"device={device} ({where(device)}) torch={torch.__version__} untrained models: {settings['n_layer']} "
+          f"layers, {settings['n_head']} heads, {settings['n_embd']} wide, context {max(contexts)}, batch 1")
+    print(f"seconds per token: the last {steps} tokens up to each context, median of {args.windows} interleaved "
+          "windows (cache and recompute alternate)\n", flush=True)
+    print(decode.format_decode(decode.decode_bench(rows, contexts, steps, args.windows, device)))
 
 
-def reference(cfg: ModelConfig, tc: TrainConfig, device: torch.device, mode: str) -> Contestant:
-    """The reference on plain AdamW (eager), or on the same fused AdamW and compile mode as the rows."""
-    torch.manual_seed(0)
-    model = ReferenceGPT(cfg.vocab_size, cfg.block_size, cfg.n_layer, cfg.n_head, cfg.n_embd).to(device)
-    if mode == "none":
-        optimizer = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(tc.beta1, tc.beta2),
-                                      weight_decay=tc.weight_decay)
-    else:
-        optimizer = make_optimizer(model.named_parameters(), tc)
-    learner = One(model, dataclasses.replace(tc, compile=mode), device, optimizer=optimizer)
-    embeddings = model.wte.weight.numel() + model.wpe.weight.numel()
-    n_matmul = sum(p.numel() for p in model.parameters()) - embeddings + cfg.vocab_size * cfg.n_embd
-    return Contestant("reference (plain Step 1)", "eager" if mode == "none" else mode,
-                      sum(p.numel() for p in model.parameters()),
-                      flops_per_token(n_matmul, cfg.n_layer, cfg.n_embd, cfg.block_size),
-                      tc.batch_size * cfg.block_size, lambda x, y: train_step(learner, x[None], y[None]))
+def chosen_rows(rows: list[Row], wanted: str | None) -> list[Row]:
+    """--rows: the rows of those slugs (every row without it), or a one-line error naming an unknown one."""
+    if not wanted:
+        return rows
+    slugs = wanted.split(",")
+    unknown = [r for r in slugs if r not in [row.slug for row in rows]]
+    if unknown:
+        raise ConfigError(f"--rows: no row {', '.join(unknown)} (rows: {', '.join(row.slug for row in rows)})")
+    return [row for row in rows if row.slug in slugs]
 
 
-def train_step(learner, x: torch.Tensor, y: torch.Tensor) -> None:
-    """One step as loop.fit takes it: the forward half (every seed's loss), then the update."""
-    learner.losses(x, y)
-    learner.update()
-
-
-def row_contestant(row: Row, tc: TrainConfig, device: torch.device, mode: str) -> Contestant:
-    torch.manual_seed(0)
-    model = GPT(row.config).to(device)
-    learner = One(model, dataclasses.replace(tc, compile=mode), device)
-    return Contestant(row.label, "eager" if mode == "none" else mode, model.num_params(), gpt_flops(model),
-                      tc.batch_size * row.config.block_size, lambda x, y: train_step(learner, x[None], y[None]))
-
-
-def batched_contestant(row: Row, tc: TrainConfig, device: torch.device, seeds: int) -> Contestant:
-    """The row's seeds as one batched model (training.batched, eager): tokens/s counts every seed's tokens."""
-    models = []
-    for seed in range(seeds):
-        torch.manual_seed(seed)
-        models.append(GPT(row.config).to(device))
-    stacked = Stacked(models, tc, device)
-    return Contestant(row.label, f"{seeds} seeds batched", models[0].num_params(), gpt_flops(models[0]),
-                      seeds * tc.batch_size * row.config.block_size,
-                      lambda x, y: train_step(stacked, x.expand(seeds, *x.shape), y.expand(seeds, *y.shape)),
-                      seeds=seeds)
-
-
-# ------------------------------------------------------------------------------- measuring
-
-def matmul_peak(device: torch.device, dtype: torch.dtype, reps: int = 5, rounds: int = 5) -> tuple[float, int]:
-    """This machine's matmul rate in FLOP/s, in `dtype`: the median over rounds at each size, the best size
-    taken (small products miss the ceiling, large ones fall out of cache). Returns (rate, size)."""
-    sizes = (256, 512, 1024, 2048) if device.type == "cpu" else (2048, 4096, 8192)
-    best = (0.0, 0)
-    for n in sizes:
-        a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
-        for _ in range(2):
-            a @ b
-        _sync(device)
-        rates = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                a @ b
-            _sync(device)
-            rates.append(2 * n**3 * reps / (time.perf_counter() - t0))
-        best = max(best, (statistics.median(rates), n))
-    return best
-
-
-def measure(contestants: list[Contestant], batches: list[tuple[torch.Tensor, torch.Tensor]], device: torch.device,
-            iters: int, windows: int, warmup: int) -> None:
-    """Warm every contestant up (compiles happen here), then time `windows` rounds in which each contestant
-    runs `iters` steps in turn: drift on a shared machine hits every contestant alike."""
-    feed = itertools.cycle(batches)
-    for c in contestants:
-        t0 = time.perf_counter()
-        for _ in range(warmup):
-            c.step(*next(feed))
-        _sync(device)
-        c.warmup_secs = time.perf_counter() - t0
-    for _ in range(windows):
-        for c in contestants:
-            if device.type == "cuda":
-                torch.cuda.reset_peak_memory_stats(device)
-            t0 = time.perf_counter()
-            for _ in range(iters):
-                c.step(*next(feed))
-            _sync(device)
-            c.rates.append(iters * c.tokens_per_step / (time.perf_counter() - t0))
-            if device.type == "cuda":
-                c.peak_bytes = max(c.peak_bytes, torch.cuda.max_memory_allocated(device))
-
-
-def bench(rows: list[Row], tc: TrainConfig, modes: list[str], seeds: int, iters: int, windows: int,
-          warmup: int) -> list[Contestant]:
-    """The reference and every row in each mode (eager first), interleaved; + each row's seeds batched."""
-    device = resolve_device(tc.device)
-    cfg = rows[0].config
-    g = torch.Generator().manual_seed(0)
-    batches = [(xy[:, :-1].to(device), xy[:, 1:].to(device))
-               for xy in torch.randint(cfg.vocab_size, (8, tc.batch_size, cfg.block_size + 1), generator=g)]
-    contestants = [reference(cfg, tc, device, mode) for mode in modes]
-    for row in rows:
-        contestants += [row_contestant(row, tc, device, mode) for mode in modes]
-        if seeds > 1:
-            contestants.append(batched_contestant(row, tc, device, seeds))
-    measure(contestants, batches, device, iters, windows, warmup)
-    return contestants
-
-
-def format_bench(contestants: list[Contestant], peak: float) -> str:
-    """One line per contestant: median tokens/s and its spread, the ratio against the eager reference and
-    against the reference in the same mode, achieved FLOP/s and MFU against this run's peak."""
-    cuda = any(c.peak_bytes for c in contestants)
-    ref = {c.mode: statistics.median(c.rates) for c in contestants if c.label.startswith("reference")}
-    head = (f"{'variant':<25}{'mode':<17}{'params':>8}{'tok/s':>10}{'min–max':>18}{'× ref':>7}{'× same':>8}"
-            f"{'GFLOP/s':>9}{'MFU':>7}{'warm-up':>9}" + ("  peak mem" if cuda else ""))
-    lines = [head, "-" * len(head)]
-    for c in contestants:
-        rate = statistics.median(c.rates)
-        same = ref.get(c.mode)
-        achieved = c.flops_per_token * rate
-        line = (f"{c.label:<25}{c.mode:<17}{c.params / 1e6:>7.2f}M{rate:>10,.0f}"
-                f"{f'{min(c.rates):,.0f}–{max(c.rates):,.0f}':>18}{rate / ref['eager']:>7.2f}"
-                f"{f'{rate / same:.2f}' if same else '':>8}{achieved / 1e9:>9.1f}{achieved / peak:>7.1%}"
-                f"{c.warmup_secs:>8.1f}s")
-        if cuda:
-            line += f"  {c.peak_bytes / 2**30:.1f} GiB"
-        lines.append(line)
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------- decoding (--decode)
-
-@dataclass(frozen=True)
-class DecodeTiming:
-    row: str
-    context: int
-    cached: float          # seconds per new token, median, with the KV cache
-    recompute: float       # ... recomputing the whole sequence at every step
-
-
-@torch.no_grad()
-def decode_times(model: GPT, context: int, steps: int, windows: int, device: torch.device) -> tuple[float, float]:
-    """Seconds per token of the last `steps` tokens up to `context`, with the cache and by full recompute:
-    the median over `windows` interleaved windows (after one untimed window of each)."""
-    from ..nn.model import KVCache
-    model.eval()
-    seq = torch.randint(0, model.cfg.vocab_size, (1, context), generator=torch.Generator().manual_seed(0)).to(device)
-    start = context - steps
-
-    def cached() -> float:
-        kv = KVCache(model.cfg, 1, device)
-        model(seq[:, :start], cache=kv)                  # prefill: not timed
-        _sync(device)
-        t0 = time.perf_counter()
-        for t in range(start, context):
-            model(seq[:, t:t + 1], cache=kv)
-        _sync(device)
-        return (time.perf_counter() - t0) / steps
-
-    def recompute() -> float:
-        _sync(device)
-        t0 = time.perf_counter()
-        for t in range(start, context):
-            model(seq[:, :t + 1])
-        _sync(device)
-        return (time.perf_counter() - t0) / steps
-
-    cached(), recompute()
-    runs = [(cached(), recompute()) for _ in range(windows)]
-    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
-
-
-def decode_bench(rows: list[Row], contexts: list[int], steps: int, windows: int,
-                 device: torch.device) -> list[DecodeTiming]:
-    out = []
-    for row in rows:
-        torch.manual_seed(0)
-        model = GPT(row.config).to(device)
-        for c in contexts:
-            out.append(DecodeTiming(row.label, c, *decode_times(model, c, steps, windows, device)))
-    return out
-
-
-def format_decode(results: list[DecodeTiming]) -> str:
-    """Tokens/s per row and context, with and without the cache, and each one's growth from the shortest
-    context."""
-    lines = ["| row | context | tokens/s, cache | tokens/s, recompute | cache speed-up | time per token vs shortest, "
-             "cache | × vs shortest, recompute |", "|---|---:|---:|---:|---:|---:|---:|"]
-    first: dict[str, DecodeTiming] = {}
-    for r in results:
-        f = first.setdefault(r.row, r)
-        lines.append(f"| {r.row} | {r.context:,} | {1 / r.cached:,.0f} | {1 / r.recompute:,.0f} | "
-                     f"{r.recompute / r.cached:.1f}× | {r.cached / f.cached:.2f}× | {r.recompute / f.recompute:.2f}× |")
-    return "\n".join(lines)
+def cmd_bench(args: argparse.Namespace) -> None:
+    if args.decode:
+        return cmd_decode_bench(args)
+    settings = bench_settings(args)
+    rows = chosen_rows(rows_for(settings, args.vocab_size, args.n_kv_head), args.rows)
+    for name in ("iters", "windows", "seeds"):
+        if getattr(args, name) < 1:
+            raise ConfigError(f"--{name}={getattr(args, name)}: must be at least 1")
+    train_cfg = TrainConfig(batch_size=settings["batch_size"], device=args.device, dtype=args.dtype)
+    device = resolve_device(train_cfg.device)
+    print(f"device={device} ({where(device)}) torch={torch.__version__} dtype={args.dtype} "
+          f"shape: {settings['n_layer']} layers, {settings['n_head']} heads, {settings['n_embd']} wide, "
+          f"{settings['block_size']} context, batch {settings['batch_size']}")
+    dtype = torch.bfloat16 if args.dtype == "bfloat16" else torch.float32
+    fast_matmuls(device)                                 # the peak in the precision the rows train in
+    peak, size = training.matmul_peak(device, dtype)
+    tf32 = " (TF32)" if device.type == "cuda" and args.dtype == "float32" else ""
+    print(f"{args.dtype}{tf32} matmul peak (best size {size}², median of 5): {peak / 1e9:,.1f} GFLOP/s")
+    print(f"tokens/s: median of {args.windows} interleaved windows × {args.iters} steps, after {args.warmup} "
+          "warm-up steps\n", flush=True)
+    modes = ["none"] + ([args.compile] if args.compile != "none" else [])
+    results = training.bench(rows, train_cfg, modes, args.seeds, args.iters, args.windows, args.warmup)
+    print(training.format_bench(results, peak))
+    print("\n× ref: against the plain reference, eager; × same: against the reference in the same mode. "
+          "MFU = (6 · matmul params + 12 · layers · width · context) · tokens/s ÷ the peak above")

@@ -1,6 +1,6 @@
 """`modern-gpt export RUN_DIR OUT_DIR` and `modern-gpt import HF_DIR`: the Hugging Face bridge.
 
-export writes a run's weights as a GPT-2, Llama or Qwen3 folder (config.json + model.safetensors,
+export writes a run's weights as a GPT-2, Llama, Mistral or Qwen3 folder (config.json + model.safetensors,
 and the tokenizer where there is one); import reads such a folder (or one Hugging Face saved) back
 and prints the ModelConfig it resolves to. Errors are ConfigError / DataError: one line each.
 """
@@ -17,18 +17,20 @@ from .runs import check_run
 
 def add_parsers(sub) -> None:
     """Add the export and import subcommands to the main CLI's subparsers."""
-    e = sub.add_parser("export", help="write a run's model as a Hugging Face folder (GPT-2, Llama or Qwen3)")
+    e = sub.add_parser("export", help="write a run's model as a Hugging Face folder (GPT-2, Llama, Mistral or Qwen3)")
     e.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
     e.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write config.json and model.safetensors into")
     e.add_argument("--tokenizer", metavar="PATH",
                    help="the pipeline's tokenizer file (default: data/tokenized/tokenizer.json next to the runs)")
     e.add_argument("--force", action="store_true",
                    help="write into a folder that already holds files, replacing those of the same names")
+    e.set_defaults(func=cmd_export)
 
-    i = sub.add_parser("import", help="read a Hugging Face GPT-2, Llama or Qwen3 folder and print its config")
+    i = sub.add_parser("import", help="read a Hugging Face GPT-2, Llama, Mistral or Qwen3 folder and print its config")
     i.add_argument("hf_dir", metavar="HF_DIR", help="a folder with config.json and the weights")
     i.add_argument("--approximate-gelu", action="store_true",
                    help="accept GPT-2's tanh GELU ('gelu_new') and run it as exact GELU (logits differ slightly)")
+    i.set_defaults(func=cmd_import)
 
 
 def quiet() -> None:
@@ -64,6 +66,3 @@ def cmd_import(args: argparse.Namespace) -> None:
         print(f"  {f.name:<{width}}  {getattr(cfg, f.name)!r}")
     print(f"  {'(head_dim)':<{width}}  {cfg.head_dim}")
     print(f"  {'(mlp hidden)':<{width}}  {cfg.hidden}")
-
-
-COMMANDS = {"export": cmd_export, "import": cmd_import}

@@ -1,15 +1,19 @@
-"""The quick command's training profiles: `--smoke`'s, and the CPU recipe it and the bench default to.
+"""The quick command's training profiles: `--smoke`'s, and the CPU recipe it and the bench default to; the shape
+options that override them, and the ladder's rows at the resulting shape.
 
 A profile is the shape the rows train at and the knobs it changes; the design each row trains is params.yaml's
-either way (cli.rows_for). The pipeline's profile is params.yaml's `train:`.
+either way (rows_for). The pipeline's profile is params.yaml's `train:`.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 from typing import Any
 
 from ..config import TrainConfig
 from ..core.params import project_params
+from ..pipeline.ladder import Row
 from ..pipeline.params import parse
 
 SHAPE = ("n_layer", "n_head", "n_embd", "block_size")        # what a profile sets of the model
@@ -25,3 +29,30 @@ def cpu() -> dict[str, Any]:
     p = parse(project_params())
     model = p.configs(vocab_size=1)[1]
     return {**{k: getattr(model, k) for k in SHAPE}, "batch_size": p.train.batch_size, "iters": 1000, "lr": 1e-3}
+
+
+def add_shape_args(p: argparse.ArgumentParser, defaults: str) -> None:
+    g = p.add_argument_group(f"shape (defaults: {defaults})")
+    g.add_argument("--n-layer", type=int, help="transformer blocks")
+    g.add_argument("--n-head", type=int, help="query heads")
+    g.add_argument("--n-kv-head", type=int,
+                   help="key/value heads of the GQA row (default: params.yaml's model.n_kv_head)")
+    g.add_argument("--n-embd", type=int, help="residual width")
+    g.add_argument("--block-size", type=int, help="context length in tokens")
+    g.add_argument("--batch-size", type=int, help="sequences per step")
+    p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu", help="where to train (default cpu)")
+
+
+def settings_from(args: argparse.Namespace, profile: dict) -> dict:
+    """The profile's values, overridden by any option the user gave."""
+    return {k: v if getattr(args, k, None) is None else getattr(args, k) for k, v in profile.items()}
+
+
+def rows_for(settings: dict, vocab_size: int, n_kv_head: int | None) -> list[Row]:
+    """params.yaml's ladder (baseline, model, flags) at the profile's shape; the GQA row's K/V heads from
+    --n-kv-head when given. A null head_dim (and a null baseline n_kv_head) follows the shape, as in the pipeline."""
+    p = parse(project_params())
+    model = {**p.model, **{k: settings[k] for k in SHAPE}}
+    if n_kv_head is not None:
+        model["n_kv_head"] = n_kv_head
+    return dataclasses.replace(p, model=model).rows(vocab_size)

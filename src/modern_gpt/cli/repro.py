@@ -51,6 +51,7 @@ def add_parsers(sub) -> None:
                         "every node must then see)")
     s.add_argument("--workdir", metavar="DIR", default=str(Path.home() / ".cache" / "modern-gpt" / "ray"),
                    help="with --ray: the folder each node keeps its clone in (default: ~/.cache/modern-gpt/ray)")
+    s.set_defaults(func=cmd_repro)
 
 
 def parse_jobs(text: str, cores: int, gpus: int = 0, per_run: int = 1) -> tuple[int, int]:
@@ -213,6 +214,3 @@ def streamed(*args: str) -> None:
     error, and a stage's, are printed above it)."""
     if subprocess.run([*DVC, *args]).returncode:
         raise DataError(f"dvc {' '.join(args)} failed (its error is above); fix it and run the same command again")
-
-
-COMMANDS = {"repro": cmd_repro}

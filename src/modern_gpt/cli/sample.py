@@ -38,6 +38,7 @@ def add_parsers(sub) -> None:
                         f"now {serve.top_k})")
     s.add_argument("--seed", type=int, default=serve.seed,
                    help=f"the sampler's seed (default: params.yaml's serve.seed, now {serve.seed})")
+    s.set_defaults(func=cmd_sample)
 
 
 def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) -> list[int]:
@@ -56,7 +57,7 @@ def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) ->
 
 
 @dataclass(frozen=True)
-class Sample:
+class SampledText:
     prompt: str
     continuation: str
     prompt_tokens: int
@@ -66,7 +67,7 @@ class Sample:
 
 
 def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt: str | None = None, *,
-                prompt_tokens: int, tokens: int, temperature: float, top_k: int | None, seed: int) -> Sample:
+                prompt_tokens: int, tokens: int, temperature: float, top_k: int | None, seed: int) -> SampledText:
     """The prompt and its continuation as text, with their token counts (the defaults: `modern-gpt sample`'s,
     params.yaml's serve: section)."""
     data = Path(data)
@@ -82,12 +83,21 @@ def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt
     ids = prompt_ids(tokenizer, data, prompt, prompt_tokens)
     out = generate(model, torch.tensor([ids]), tokens, temperature=temperature, top_k=top_k or None, seed=seed)
     new = out[0, len(ids):].tolist()
-    return Sample(tokenizer.decode(ids), tokenizer.decode(new), len(ids), len(new), tokens, model.cfg.block_size)
+    return SampledText(tokenizer.decode(ids), tokenizer.decode(new), len(ids), len(new), tokens, model.cfg.block_size)
+
+
+def check_settings(args: argparse.Namespace) -> None:
+    """Each bad setting on its own line, before the run is loaded (generate() would name them all at once)."""
+    if args.tokens < 0:
+        raise ConfigError(f"--tokens={args.tokens}: must be at least 0")
+    if not args.temperature >= 0:                     # NaN too
+        raise ConfigError(f"--temperature={args.temperature}: must be at least 0 (0: greedy)")
+    if args.top_k < 0:
+        raise ConfigError(f"--top-k={args.top_k}: must be at least 0 (0: all tokens)")
 
 
 def cmd_sample(args: argparse.Namespace) -> None:
-    if args.tokens < 0:
-        raise ConfigError(f"--tokens={args.tokens}: must be at least 0")
+    check_settings(args)
     s = sample_text(args.run_dir, args.data, args.prompt, prompt_tokens=args.prompt_tokens,
                     tokens=args.tokens, temperature=args.temperature, top_k=args.top_k, seed=args.seed)
     capped = (f"; the model's context of {s.context} tokens stops it there, short of --tokens {s.asked}"
@@ -96,6 +106,3 @@ def cmd_sample(args: argparse.Namespace) -> None:
     print(s.prompt)
     print(f"── generated ({s.new_tokens} tokens{capped}) ──")
     print(s.continuation)
-
-
-COMMANDS = {"sample": cmd_sample}

@@ -25,6 +25,7 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("shard", help="worker I of N: train every N-th run of the pipeline, push each to the DVC remote")
     s.add_argument("share", metavar="I/N", help="this worker's number and the number of workers, e.g. 1/2")
     s.add_argument("--list", action="store_true", help="print this worker's runs and stop (trains nothing)")
+    s.set_defaults(func=cmd_shard)
 
 
 def parse_share(text: str) -> tuple[int, int]:
@@ -63,6 +64,3 @@ def cmd_shard(args: argparse.Namespace) -> None:
         print(f"[{k}/{len(mine)}] {stage}: {how} ({time.perf_counter() - t0:.0f} s), pushed", flush=True)
     print(f"worker {i}/{n} done: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
           + f"; every run is in {remote.name}. The aggregator: dvc repro --pull", flush=True)
-
-
-COMMANDS = {"shard": cmd_shard}

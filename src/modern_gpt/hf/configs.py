@@ -11,6 +11,7 @@ whose code builds them; a field of a feature the family's arithmetic does not mo
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -300,6 +301,76 @@ def _layer_list(cfg: dict, where: str, name: str) -> list[int]:
     return v
 
 
+def _mixtral_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int,
+                 biases: bool = False) -> dict[str, Any]:
+    """Mixtral (and gpt-oss, whose router and experts have biases): num_local_experts MLPs in every layer."""
+    experts = _required(cfg, where, "num_local_experts")
+    scorer = f"a linear layer with bias ({hidden} -> {experts})" if biases else \
+        f"a linear layer ({hidden} -> {experts}, no bias)"
+    return dict(experts=experts, width=inter, layers=[True] * n_layer, fields="every layer", router_bias=biases,
+                expert_bias=biases, router=f"{scorer} scores the experts; the top {top_k} run, weighted by a softmax "
+                "over their scores" + ("; the experts' matrices have biases too" if biases else ""))
+
+
+def _qwen_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int) -> dict[str, Any]:
+    """Qwen MoE: every decoder_sparse_step-th layer but those in mlp_only_layers."""
+    experts, width = _required(cfg, where, "num_experts"), _required(cfg, where, "moe_intermediate_size")
+    step = _int(cfg, where, "decoder_sparse_step", default=1)
+    dense = set(_layer_list(cfg, where, "mlp_only_layers"))
+    norm = _flag(cfg, where, "norm_topk_prob", False)
+    fields = _every(step, "decoder_sparse_step") + (f" but {sorted(dense)} (mlp_only_layers)" if dense else "")
+    return dict(experts=experts, width=width, layers=[i not in dense and (i + 1) % step == 0 for i in range(n_layer)],
+                fields=fields, experts_key="num_experts",
+                router=(f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; softmax over all, the top"
+                        f" {top_k} run" + (", their weights renormalised to sum to 1" if norm else "")))
+
+
+def _deepseek_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int) -> dict[str, Any]:
+    """DeepSeek: routed and shared experts from layer first_k_dense_replace on (every moe_layer_freq-th)."""
+    experts, width = _required(cfg, where, "n_routed_experts"), _required(cfg, where, "moe_intermediate_size")
+    shared = _int(cfg, where, "n_shared_experts", default=0)
+    first = _int(cfg, where, "first_k_dense_replace", default=0)
+    freq = _int(cfg, where, "moe_layer_freq", default=1)
+    groups, top_groups = cfg.get("n_group"), cfg.get("topk_group")
+    router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts with a "
+              f"{cfg.get('scoring_func', 'softmax')}; " + (
+                  f"the experts are in {groups} groups and a token picks from its best {top_groups}; "
+                  if groups and groups > 1 else "") + f"the top {top_k} run" + (
+                  "; a per-expert bias, used only to choose, keeps the load even without an auxiliary loss"
+                  if cfg.get("topk_method") == "noaux_tc" else "") + (
+                  f"; their weights renormalised and scaled by {cfg['routed_scaling_factor']:g}"
+                  if _flag(cfg, where, "norm_topk_prob", False) and cfg.get("routed_scaling_factor") else ""))
+    return dict(experts=experts, width=width, shared=shared, shared_width=shared * width,
+                layers=[i >= first and i % freq == 0 for i in range(n_layer)],
+                fields=f"from layer {first} on (first_k_dense_replace = {first})" + (
+                    f", {_every(freq, 'moe_layer_freq')}" if freq > 1 else ""),
+                router=router, experts_key="n_routed_experts")
+
+
+def _llama4_moe(cfg: dict, where: str, n_layer: int, inter: int, hidden: int, top_k: int) -> dict[str, Any]:
+    """Llama 4: routed experts and one shared expert in the layers moe_layers lists, else every
+    interleave_moe_layer_step-th; the other layers' MLP is intermediate_size_mlp wide."""
+    experts = _required(cfg, where, "num_local_experts")
+    dense_width = _int(cfg, where, "intermediate_size_mlp", default=16384)
+    if cfg.get("moe_layers") is not None:
+        moe = set(_layer_list(cfg, where, "moe_layers"))
+        fields = "the layers moe_layers lists"
+    else:
+        step = _int(cfg, where, "interleave_moe_layer_step", default=1)
+        moe = set(range(step - 1, n_layer, step))
+        fields = _every(step, "interleave_moe_layer_step")
+    return dict(experts=experts, width=inter, shared=1, shared_width=inter, dense_width=dense_width,
+                layers=[i in moe for i in range(n_layer)], fields=fields,
+                router=(f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
+                        " the sigmoid of its score scaling the token it is given; the shared expert always runs"))
+
+
+# a family's `moe` → how its experts are laid out: the Moe fields but top_k (the others default as in MOE_DEFAULTS)
+MOE_STYLES = {"mixtral": _mixtral_moe, "gpt_oss": functools.partial(_mixtral_moe, biases=True), "qwen": _qwen_moe,
+              "deepseek": _deepseek_moe, "llama4": _llama4_moe}
+MOE_DEFAULTS = dict(shared=0, shared_width=0, router_bias=False, expert_bias=False, experts_key="num_local_experts")
+
+
 def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hidden: int) -> Moe | None:
     """The experts of a family whose code builds mixture-of-experts layers (None for a dense family).
 
@@ -314,69 +385,11 @@ def moe_settings(cfg: dict, where: str, fam: dict, n_layer: int, inter: int, hid
     top_k = _int(cfg, where, "num_experts_per_tok", "experts_per_token")
     if top_k is None:
         raise ConfigError(f"{where}num_experts_per_tok: missing")
-    req = lambda *names: _required(cfg, where, *names)      # noqa: E731
-    shared = shared_width = 0
-    router_bias = expert_bias = False
-    dense_width = inter
-    if style in ("mixtral", "gpt_oss"):
-        experts, width, layers = req("num_local_experts"), inter, [True] * n_layer
-        fields = "every layer"
-        if style == "mixtral":
-            router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
-                      " weighted by a softmax over their scores")
-        else:
-            router_bias = expert_bias = True
-            router = (f"a linear layer with bias ({hidden} -> {experts}) scores the experts; the top {top_k} run,"
-                      " weighted by a softmax over their scores; the experts' matrices have biases too")
-    elif style == "qwen":
-        experts, width = req("num_experts"), req("moe_intermediate_size")
-        step = _int(cfg, where, "decoder_sparse_step", default=1)
-        dense = set(_layer_list(cfg, where, "mlp_only_layers"))
-        layers = [i not in dense and (i + 1) % step == 0 for i in range(n_layer)]
-        fields = _every(step, "decoder_sparse_step") + (f" but {sorted(dense)} (mlp_only_layers)" if dense else "")
-        norm = _flag(cfg, where, "norm_topk_prob", False)
-        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; softmax over all, the top"
-                  f" {top_k} run" + (", their weights renormalised to sum to 1" if norm else ""))
-    elif style == "deepseek":
-        experts, width = req("n_routed_experts"), req("moe_intermediate_size")
-        shared = _int(cfg, where, "n_shared_experts", default=0)
-        shared_width = shared * width
-        first = _int(cfg, where, "first_k_dense_replace", default=0)
-        freq = _int(cfg, where, "moe_layer_freq", default=1)
-        layers = [i >= first and i % freq == 0 for i in range(n_layer)]
-        fields = f"from layer {first} on (first_k_dense_replace = {first})" + (
-            f", {_every(freq, 'moe_layer_freq')}" if freq > 1 else "")
-        groups, top_groups = cfg.get("n_group"), cfg.get("topk_group")
-        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts with a "
-                  f"{cfg.get('scoring_func', 'softmax')}; " + (
-                      f"the experts are in {groups} groups and a token picks from its best {top_groups}; "
-                      if groups and groups > 1 else "") + f"the top {top_k} run" + (
-                      "; a per-expert bias, used only to choose, keeps the load even without an auxiliary loss"
-                      if cfg.get("topk_method") == "noaux_tc" else "") + (
-                      f"; their weights renormalised and scaled by {cfg['routed_scaling_factor']:g}"
-                      if _flag(cfg, where, "norm_topk_prob", False) and cfg.get("routed_scaling_factor") else ""))
-    elif style == "llama4":
-        experts, width = req("num_local_experts"), inter
-        shared, shared_width = 1, inter
-        dense_width = _int(cfg, where, "intermediate_size_mlp", default=16384)
-        if cfg.get("moe_layers") is not None:
-            moe = set(_layer_list(cfg, where, "moe_layers"))
-            fields = "the layers moe_layers lists"
-        else:
-            step = _int(cfg, where, "interleave_moe_layer_step", default=1)
-            moe = set(range(step - 1, n_layer, step))
-            fields = _every(step, "interleave_moe_layer_step")
-        layers = [i in moe for i in range(n_layer)]
-        router = (f"a linear layer ({hidden} -> {experts}, no bias) scores the experts; the top {top_k} run,"
-                  " the sigmoid of its score scaling the token it is given; the shared expert always runs")
-    else:
-        raise AssertionError(style)
-    if top_k > experts:
-        raise ConfigError(f"{where}num_experts_per_tok={top_k}: more than the {experts} experts")
-    return Moe(experts=experts, top_k=top_k, width=width, shared=shared, shared_width=shared_width, layers=layers,
-               dense_width=dense_width, router_bias=router_bias, expert_bias=expert_bias, router=router,
-               fields=fields, experts_key={"qwen": "num_experts", "deepseek": "n_routed_experts"}.get(
-                   style, "num_local_experts"))
+    moe = Moe(top_k=top_k, **{**MOE_DEFAULTS, "dense_width": inter,
+                                **MOE_STYLES[style](cfg, where, n_layer, inter, hidden, top_k)})
+    if top_k > moe.experts:
+        raise ConfigError(f"{where}num_experts_per_tok={top_k}: more than the {moe.experts} experts")
+    return moe
 
 
 def _every(step: int, name: str) -> str:
@@ -458,108 +471,143 @@ def unmodelled(cfg: dict, where: str, fam: dict) -> list[tuple[str, tuple[str, .
     return out
 
 
-def normalise(raw: dict) -> Arch:
-    """The architecture of a causal LM config, or a one-line ConfigError."""
+def _family(raw: dict) -> tuple[dict, str, str, dict, bool]:
+    """(the language model's config, its prefix, its family, how the family builds, whether this tool knows it)."""
     cfg, prefix, family = text_part(raw)
-    known = family in FAMILIES
-    if not known:
-        archs = raw.get("architectures") or []
-        if not (any(str(a).endswith("ForCausalLM") for a in archs) and "hidden_size" in cfg):
-            raise ConfigError(f"model_type={family!r}: not a family this reads ({', '.join(FAMILIES)})")
-        fam = dict(FAMILIES["llama"], defaults={})      # an unknown Llama-like decoder: read it the Llama way
-    else:
-        fam = FAMILIES[family]
-    d, used = fam["defaults"], []
+    if family in FAMILIES:
+        return cfg, prefix, family, FAMILIES[family], True
+    archs = raw.get("architectures") or []
+    if not (any(str(a).endswith("ForCausalLM") for a in archs) and "hidden_size" in cfg):
+        raise ConfigError(f"model_type={family!r}: not a family this reads ({', '.join(FAMILIES)})")
+    return cfg, prefix, family, dict(FAMILIES["llama"], defaults={}), False   # an unknown Llama-like decoder
 
-    def get(*names: str) -> int:
-        v = _int(cfg, prefix, *names)
-        if v is None:
-            key = next((n for n in names if n in d), None)
-            if key is None:
-                raise ConfigError(f"{prefix}{names[0]}: missing")
-            used.append(key)
-            v = d[key]
-        return v
 
-    n_layer = get("num_hidden_layers", "n_layer")
-    hidden = get("hidden_size", "n_embd")
-    n_head = get("num_attention_heads", "n_head")
-    kv = _int(cfg, prefix, "num_key_value_heads")
+def _given(cfg: dict, where: str, defaults: dict, used: list[str], *names: str) -> int:
+    """The first of `names` the file sets, else the family's default (its name added to `used`), else an error."""
+    v = _int(cfg, where, *names)
+    if v is None:
+        key = next((n for n in names if n in defaults), None)
+        if key is None:
+            raise ConfigError(f"{where}{names[0]}: missing")
+        used.append(key)
+        v = defaults[key]
+    return v
+
+
+def _heads(cfg: dict, where: str, defaults: dict, used: list[str], hidden: int, n_head: int) -> tuple[int, int, bool]:
+    """(K/V heads, head_dim, whether head_dim is the file's or the family's): the heads must split evenly, and
+    without a head_dim the width must split among the heads."""
+    kv = _int(cfg, where, "num_key_value_heads")
     if kv is None:
-        kv = d.get("num_key_value_heads", n_head)
-        if "num_key_value_heads" in d:
+        kv = defaults.get("num_key_value_heads", n_head)
+        if "num_key_value_heads" in defaults:
             used.append("num_key_value_heads")
     if n_head % kv:
-        raise ConfigError(f"{prefix}num_attention_heads={n_head}, num_key_value_heads={kv}: "
+        raise ConfigError(f"{where}num_attention_heads={n_head}, num_key_value_heads={kv}: "
                           "the query heads must split evenly among the key/value heads")
-    hd = _int(cfg, prefix, "head_dim")
-    head_dim_read = hd is not None
-    if hd is None and "head_dim" in d:
-        hd, head_dim_read = d["head_dim"], True
+    hd = _int(cfg, where, "head_dim")
+    if hd is not None:
+        return kv, hd, True
+    if "head_dim" in defaults:
         used.append("head_dim")
-    if hd is None:
-        if hidden % n_head:
-            raise ConfigError(f"{prefix}hidden_size={hidden}, num_attention_heads={n_head}: "
-                              "hidden_size must be divisible by the heads (or head_dim must be given)")
-        hd = hidden // n_head
-    inter = _int(cfg, prefix, "intermediate_size", "n_inner") or 4 * hidden
-    vocab = get("vocab_size")
-    max_pos = get("max_position_embeddings", "n_positions", "n_ctx")
-    eps_key = next((k for k in ("rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps") if k in cfg), None)
-    eps = cfg[eps_key] if eps_key else d.get("rms_norm_eps", 1e-5)
+        return kv, defaults["head_dim"], True
+    if hidden % n_head:
+        raise ConfigError(f"{where}hidden_size={hidden}, num_attention_heads={n_head}: "
+                          "hidden_size must be divisible by the heads (or head_dim must be given)")
+    return kv, hidden // n_head, False
+
+
+def _norm_eps(cfg: dict, where: str, defaults: dict) -> float:
+    key = next((k for k in ("rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps") if k in cfg), None)
+    eps = cfg[key] if key else defaults.get("rms_norm_eps", 1e-5)
     if not isinstance(eps, (int, float)) or isinstance(eps, bool) or eps <= 0:
-        raise ConfigError(f"{prefix}{eps_key}={eps!r}: must be a positive number")
-    act = cfg.get("hidden_activation") or cfg.get("hidden_act") or cfg.get("activation_function") \
-        or d.get("hidden_activation") or "silu"
-    tied = cfg.get("tie_word_embeddings", raw.get("tie_word_embeddings", fam["tied_default"]))
-    if fam["biases"] == "flag":
-        attn_b, mlp_b = bool(cfg.get("attention_bias", False)), bool(cfg.get("mlp_bias", False))
-        bias = {(True, True): "attn_mlp", (True, False): "attn", (False, True): "mlp"}.get((attn_b, mlp_b), "none")
-    else:
-        bias = fam["biases"]
+        raise ConfigError(f"{where}{key}={eps!r}: must be a positive number")
+    return float(eps)
+
+
+def _biases(cfg: dict, fam: dict) -> str:
+    """Which layers have biases: the family's rule, or (for families with the two flags) what they say."""
+    if fam["biases"] != "flag":
+        return fam["biases"]
+    attn_b, mlp_b = bool(cfg.get("attention_bias", False)), bool(cfg.get("mlp_bias", False))
+    return {(True, True): "attn_mlp", (True, False): "attn", (False, True): "mlp"}.get((attn_b, mlp_b), "none")
+
+
+def _rope(cfg: dict, where: str, fam: dict, used: list[str]) -> tuple[float | None, float | None, dict | None]:
+    """(RoPE's base, the sliding layers' base, the scaling), checked; the defaults taken added to `used`."""
     base, local, scaling = rope_settings(cfg, fam)
     if scaling is not None and "original_max_position_embeddings" not in scaling \
             and "original_max_position_embeddings" in cfg:       # Phi-3 keeps it beside, not inside, rope_scaling
         scaling = {**scaling, "original_max_position_embeddings": cfg["original_max_position_embeddings"]}
     if fam["pos"] == "rope":
         if not isinstance(base, (int, float)) or isinstance(base, bool) or base <= 1:
-            raise ConfigError(f"{prefix}rope_theta={base!r}: must be a number > 1")
+            raise ConfigError(f"{where}rope_theta={base!r}: must be a number > 1")
         if "rope_theta" not in cfg and "rope_parameters" not in cfg:
             used.append("rope_theta")
     if local is not None and "rope_local_base_freq" not in cfg and "rope_parameters" not in cfg:
         used.append("rope_local_base_freq")
-    rope = rope_layers(cfg, prefix, family, fam, n_layer)
+    return (float(base) if fam["pos"] == "rope" else None), (float(local) if local is not None else None), scaling
+
+
+def _windows(cfg: dict, where: str, family: str, fam: dict, n_layer: int, rope: list[bool],
+             used: list[str]) -> tuple[list[int | None], str]:
+    """(per layer, the tokens it attends to or None for all; whether those are a sliding window or a chunk)."""
     windows = layer_windows(cfg, family, fam, n_layer, rope)
     if any(windows) and "sliding_window" not in cfg:
         used.append("sliding_window")
-    window_kind = "sliding window"
-    if "chunks" in fam.get("models", ()):
-        if any(windows):
-            raise ConfigError(f"{prefix}sliding_window and attention_chunk_size: both set, one is modelled at a time")
-        windows, window_kind = layer_chunks(cfg, prefix, rope, n_layer), "chunk"
+    if "chunks" not in fam.get("models", ()):
+        return windows, "sliding window"
+    if any(windows):
+        raise ConfigError(f"{where}sliding_window and attention_chunk_size: both set, one is modelled at a time")
+    return layer_chunks(cfg, where, rope, n_layer), "chunk"
+
+
+def _storage(raw: dict, cfg: dict, where: str) -> tuple[dict | None, float | None]:
+    """(quantization_config, final_logit_softcapping), checked."""
+    quant = raw.get("quantization_config", cfg.get("quantization_config"))
+    if quant is not None and not isinstance(quant, dict):
+        raise ConfigError(f"quantization_config={quant!r}: must be a mapping")
+    final_cap = cfg.get("final_logit_softcapping")      # import-config carries it as logit_softcap
+    if final_cap is not None and (isinstance(final_cap, bool) or not isinstance(final_cap, (int, float))
+                                  or not 0 < final_cap < float("inf")):
+        raise ConfigError(f"{where}final_logit_softcapping={final_cap!r}: must be a positive number, or null (off)")
+    return quant, final_cap
+
+
+def normalise(raw: dict) -> Arch:
+    """The architecture of a causal LM config, or a one-line ConfigError."""
+    cfg, prefix, family, fam, known = _family(raw)
+    d, used = fam["defaults"], []
+    get = lambda *names: _given(cfg, prefix, d, used, *names)           # noqa: E731
+    n_layer = get("num_hidden_layers", "n_layer")
+    hidden = get("hidden_size", "n_embd")
+    n_head = get("num_attention_heads", "n_head")
+    kv, hd, head_dim_read = _heads(cfg, prefix, d, used, hidden, n_head)
+    inter = _int(cfg, prefix, "intermediate_size", "n_inner") or 4 * hidden
+    vocab = get("vocab_size")
+    max_pos = get("max_position_embeddings", "n_positions", "n_ctx")
+    eps = _norm_eps(cfg, prefix, d)
+    act = cfg.get("hidden_activation") or cfg.get("hidden_act") or cfg.get("activation_function") \
+        or d.get("hidden_activation") or "silu"
+    tied = cfg.get("tie_word_embeddings", raw.get("tie_word_embeddings", fam["tied_default"]))
+    base, local, scaling = _rope(cfg, prefix, fam, used)
+    rope = rope_layers(cfg, prefix, family, fam, n_layer)
+    windows, window_kind = _windows(cfg, prefix, family, fam, n_layer, rope, used)
     qk_norm = fam["qk_norm_kind"]
     if family == "llama4_text" and _flag(cfg, prefix, "use_qk_norm", True):
         qk_norm = "l2"                              # L2 norm without weights, on the RoPE layers
     mla = mla_settings(cfg, prefix, fam)
     if mla is not None:
         hd, head_dim_read = mla.nope + mla.rope, True
-    quant = raw.get("quantization_config", cfg.get("quantization_config"))
-    if quant is not None and not isinstance(quant, dict):
-        raise ConfigError(f"quantization_config={quant!r}: must be a mapping")
-    qpas = cfg.get("query_pre_attn_scalar", d.get("query_pre_attn_scalar"))
-    final_cap = cfg.get("final_logit_softcapping")      # import-config carries it as logit_softcap
-    if final_cap is not None and (isinstance(final_cap, bool) or not isinstance(final_cap, (int, float))
-                                  or not 0 < final_cap < float("inf")):
-        raise ConfigError(f"{prefix}final_logit_softcapping={final_cap!r}: must be a positive number, or null (off)")
+    quant, final_cap = _storage(raw, cfg, prefix)
     return Arch(
         family=family, n_layer=n_layer, n_embd=hidden, n_head=n_head, n_kv_head=kv, head_dim=hd,
         head_dim_read=head_dim_read, hidden=inter, vocab_size=vocab, max_positions=max_pos, tied=bool(tied),
-        gated=fam["gated"], activation=str(act), norm=fam["norm"], norm_eps=float(eps), placement=fam["placement"],
-        post_norms=fam["post_norms"], pos=fam["pos"], rope_base=float(base) if fam["pos"] == "rope" else None,
-        rope_local_base=float(local) if local is not None else None, rope_scaling=scaling, biases=bias,
-        qk_norm_kind=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
-        final_softcap=final_cap, query_pre_attn_scalar=qpas, prefix=prefix,
-        defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden), mla=mla,
-        rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,
+        gated=fam["gated"], activation=str(act), norm=fam["norm"], norm_eps=eps, placement=fam["placement"],
+        post_norms=fam["post_norms"], pos=fam["pos"], rope_base=base, rope_local_base=local, rope_scaling=scaling,
+        biases=_biases(cfg, fam), qk_norm_kind=qk_norm, windows=windows, attn_softcap=cfg.get("attn_logit_softcapping"),
+        final_softcap=final_cap, query_pre_attn_scalar=cfg.get("query_pre_attn_scalar", d.get("query_pre_attn_scalar")),
+        prefix=prefix, defaults_used=used, known=known, moe=moe_settings(cfg, prefix, fam, n_layer, inter, hidden),
+        mla=mla, rope_layers=rope, window_kind=window_kind, sinks=fam.get("sinks", False), quant=quant,
         unmodelled=unmodelled(cfg, prefix, fam),
     )

@@ -22,6 +22,8 @@ Two layouts differ from ours:
   frequency i for pair i, so permuting the rows of q_proj / k_proj within each head (2i → i,
   2i+1 → i + d/2) turns one into the other; q·k is unchanged because q and k move together, and the
   per-head q_norm / k_norm weights are permuted the same way.
+Both directions read one key map per family (GPT2_KEYS; LLAMA_KEYS for Llama, Mistral and Qwen3): each entry
+names our key(s), HF's key and the layout change between them.
 
 `transformers` and `safetensors` are imported only when a function needs them.
 """
@@ -34,7 +36,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import torch
 
@@ -46,9 +48,6 @@ from ..pipeline.hf_class import GPT2, HF_CLASSES, LLAMA, MISTRAL, QWEN3, hf_clas
 from .configs import Arch, layer_list, normalise, read_config, window_flags
 
 MODEL_TYPES = {"gpt2": GPT2, "llama": LLAMA, "mistral": MISTRAL, "qwen3": QWEN3}
-CONFIG_CLASSES = {GPT2: "GPT2Config", LLAMA: "LlamaConfig", MISTRAL: "MistralConfig", QWEN3: "Qwen3Config"}
-# GPT-2's Conv1D projections other than the fused c_attn: ours → theirs
-CONV1D = (("attn.o_proj", "attn.c_proj"), ("mlp.up", "mlp.c_fc"), ("mlp.down", "mlp.c_proj"))
 # buffers some HF versions keep in the state dict: recomputed, never weights
 IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")
 
@@ -194,6 +193,16 @@ def _window_flags(conf: dict, arch: str, a: Arch) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------------------- weights
+# One key map per family, read by both directions: our key(s), the HF key, how the tensor's layout changes, and the
+# flag of ours a key needs (biases, QK-norm). Block i's keys carry "blocks.{i}." on our side, the map's `block` on
+# theirs. Several keys of ours make one of theirs where HF fuses them (GPT-2's c_attn: q, k and v stacked).
+
+@dataclass(frozen=True)
+class Layout:
+    """How tensors change on the way: `to_hf` makes HF's tensor from ours (one per key), `from_hf` gives them back."""
+    to_hf: Callable[[list[torch.Tensor], ModelConfig], torch.Tensor]
+    from_hf: Callable[[torch.Tensor, ModelConfig], list[torch.Tensor]]
+
 
 def _halves(d: int) -> torch.Tensor:
     """Index j of HF's halves layout takes our interleaved index perm[j]: 0, 2, 4, ..., 1, 3, 5, ..."""
@@ -205,56 +214,106 @@ def _permute_heads(w: torch.Tensor, n_heads: int, d: int, perm: torch.Tensor) ->
     return w.reshape(n_heads, d, *w.shape[1:])[:, perm].reshape(w.shape).contiguous()
 
 
-def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Our state dict → the HF class's; lm_head is the token matrix when tied, its own matrix when not."""
-    name = hf_class(cfg)
-    out: dict[str, torch.Tensor] = {}
-    head = sd["tok_emb.weight" if cfg.tie_embeddings else "lm_head.weight"]
-    if name == GPT2:
-        out["transformer.wte.weight"] = sd["tok_emb.weight"]
-        out["transformer.wpe.weight"] = sd["pos.table.weight"]
-        for i in range(cfg.n_layer):
-            o, h = f"blocks.{i}.", f"transformer.h.{i}."
-            for ours, theirs in (("norm1", "ln_1"), ("norm2", "ln_2")):
-                out[h + theirs + ".weight"] = sd[o + ours + ".weight"]
-                out[h + theirs + ".bias"] = sd[o + ours + ".bias"]
-            qkv = [o + f"attn.{p}_proj" for p in "qkv"]
-            out[h + "attn.c_attn.weight"] = torch.cat([sd[p + ".weight"] for p in qkv], 0).t().contiguous()
-            out[h + "attn.c_attn.bias"] = torch.cat([sd[p + ".bias"] for p in qkv], 0)
-            for ours, theirs in CONV1D:
-                out[h + theirs + ".weight"] = sd[o + ours + ".weight"].t().contiguous()
-                out[h + theirs + ".bias"] = sd[o + ours + ".bias"]
-        out["transformer.ln_f.weight"], out["transformer.ln_f.bias"] = sd["norm_f.weight"], sd["norm_f.bias"]
-        out["lm_head.weight"] = head
-        return out
-    d, perm = cfg.head_dim, _halves(cfg.head_dim)
-    out["model.embed_tokens.weight"] = sd["tok_emb.weight"]
-    suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
+def _rope_rows(heads: Callable[[ModelConfig], int]) -> Layout:
+    """Each head's rows from our interleaved RoPE pairs to HF's halves and back (the q/k projections' weights and
+    biases, and the per-head q_norm / k_norm gains, which act before RoPE: one head)."""
+    return Layout(lambda ts, cfg: _permute_heads(ts[0], heads(cfg), cfg.head_dim, _halves(cfg.head_dim)),
+                  lambda t, cfg: [_permute_heads(t, heads(cfg), cfg.head_dim, torch.argsort(_halves(cfg.head_dim)))])
+
+
+SAME = Layout(lambda ts, cfg: ts[0], lambda t, cfg: [t])
+CONV1D = Layout(lambda ts, cfg: ts[0].t().contiguous(), lambda t, cfg: [t.t().contiguous()])   # (in, out): transposed
+QKV = Layout(lambda ts, cfg: torch.cat(ts, 0), lambda t, cfg: [p.contiguous() for p in t.split(cfg.n_embd, 0)])
+QKV_CONV1D = Layout(lambda ts, cfg: torch.cat(ts, 0).t().contiguous(),
+                    lambda t, cfg: [p.contiguous() for p in t.t().split(cfg.n_embd, 0)])
+Q_ROWS, K_ROWS = _rope_rows(lambda cfg: cfg.n_head), _rope_rows(lambda cfg: cfg.n_kv_head)
+NORM_ROWS = _rope_rows(lambda cfg: 1)
+
+
+class Key(NamedTuple):
+    ours: str | tuple[str, ...]       # several: fused into one HF tensor, in this order
+    theirs: str
+    layout: Layout = SAME
+    needs: str | None = None          # the ModelConfig flag without which neither side has the key
+
+    def applies(self, cfg: ModelConfig) -> bool:
+        return self.needs is None or bool(getattr(cfg, self.needs))
+
+
+@dataclass(frozen=True)
+class KeyMap:
+    embedding: str                    # HF's token matrix (a tied head must equal it)
+    block: str                        # HF's prefix of block {i}
+    top: tuple[Key, ...]              # outside the blocks; lm_head.weight is the head's own rule (tied or not)
+    layer: tuple[Key, ...]            # in every block
+
+
+GPT2_KEYS = KeyMap("transformer.wte.weight", "transformer.h.{i}.", top=(
+    Key("tok_emb.weight", "transformer.wte.weight"),
+    Key("pos.table.weight", "transformer.wpe.weight"),
+    Key("norm_f.weight", "transformer.ln_f.weight"),
+    Key("norm_f.bias", "transformer.ln_f.bias"),
+), layer=(
+    Key("norm1.weight", "ln_1.weight"),
+    Key("norm1.bias", "ln_1.bias"),
+    Key(("attn.q_proj.weight", "attn.k_proj.weight", "attn.v_proj.weight"), "attn.c_attn.weight", QKV_CONV1D),
+    Key(("attn.q_proj.bias", "attn.k_proj.bias", "attn.v_proj.bias"), "attn.c_attn.bias", QKV),
+    Key("attn.o_proj.weight", "attn.c_proj.weight", CONV1D),
+    Key("attn.o_proj.bias", "attn.c_proj.bias"),
+    Key("norm2.weight", "ln_2.weight"),
+    Key("norm2.bias", "ln_2.bias"),
+    Key("mlp.up.weight", "mlp.c_fc.weight", CONV1D),
+    Key("mlp.up.bias", "mlp.c_fc.bias"),
+    Key("mlp.down.weight", "mlp.c_proj.weight", CONV1D),
+    Key("mlp.down.bias", "mlp.c_proj.bias"),
+))
+# Llama, Mistral and Qwen3 name their weights alike; Qwen3 adds the per-head QK-norm
+LLAMA_KEYS = KeyMap("model.embed_tokens.weight", "model.layers.{i}.", top=(
+    Key("tok_emb.weight", "model.embed_tokens.weight"),
+    Key("norm_f.weight", "model.norm.weight"),
+), layer=(
+    Key("norm1.weight", "input_layernorm.weight"),
+    Key("attn.q_proj.weight", "self_attn.q_proj.weight", Q_ROWS),
+    Key("attn.q_proj.bias", "self_attn.q_proj.bias", Q_ROWS, "bias"),
+    Key("attn.k_proj.weight", "self_attn.k_proj.weight", K_ROWS),
+    Key("attn.k_proj.bias", "self_attn.k_proj.bias", K_ROWS, "bias"),
+    Key("attn.v_proj.weight", "self_attn.v_proj.weight"),
+    Key("attn.v_proj.bias", "self_attn.v_proj.bias", SAME, "bias"),
+    Key("attn.o_proj.weight", "self_attn.o_proj.weight"),
+    Key("attn.o_proj.bias", "self_attn.o_proj.bias", SAME, "bias"),
+    Key("attn.q_norm.weight", "self_attn.q_norm.weight", NORM_ROWS, "qk_norm"),
+    Key("attn.k_norm.weight", "self_attn.k_norm.weight", NORM_ROWS, "qk_norm"),
+    Key("norm2.weight", "post_attention_layernorm.weight"),
+    Key("mlp.gate.weight", "mlp.gate_proj.weight"),
+    Key("mlp.gate.bias", "mlp.gate_proj.bias", SAME, "bias"),
+    Key("mlp.up.weight", "mlp.up_proj.weight"),
+    Key("mlp.up.bias", "mlp.up_proj.bias", SAME, "bias"),
+    Key("mlp.down.weight", "mlp.down_proj.weight"),
+    Key("mlp.down.bias", "mlp.down_proj.bias", SAME, "bias"),
+))
+KEY_MAPS = {GPT2: GPT2_KEYS, LLAMA: LLAMA_KEYS, MISTRAL: LLAMA_KEYS, QWEN3: LLAMA_KEYS}
+
+
+def key_pairs(cfg: ModelConfig) -> list[tuple[tuple[str, ...], str, Layout]]:
+    """(our keys, the HF key, the layout) for every tensor of cfg's HF class but the head, each block's per layer."""
+    keys = KEY_MAPS[hf_class(cfg)]
+    names = lambda k: (k.ours,) if isinstance(k.ours, str) else k.ours        # noqa: E731
+    out = [(names(k), k.theirs, k.layout) for k in keys.top if k.applies(cfg)]
     for i in range(cfg.n_layer):
-        o, h = f"blocks.{i}.", f"model.layers.{i}."
-        out[h + "input_layernorm.weight"] = sd[o + "norm1.weight"]
-        out[h + "post_attention_layernorm.weight"] = sd[o + "norm2.weight"]
-        for s in suffixes:
-            out[h + "self_attn.q_proj" + s] = _permute_heads(sd[o + "attn.q_proj" + s], cfg.n_head, d, perm)
-            out[h + "self_attn.k_proj" + s] = _permute_heads(sd[o + "attn.k_proj" + s], cfg.n_kv_head, d, perm)
-            out[h + "self_attn.v_proj" + s] = sd[o + "attn.v_proj" + s]
-            out[h + "self_attn.o_proj" + s] = sd[o + "attn.o_proj" + s]
-            for p in ("gate", "up", "down"):
-                out[h + f"mlp.{p}_proj" + s] = sd[o + f"mlp.{p}" + s]
-        if cfg.qk_norm:
-            out[h + "self_attn.q_norm.weight"] = sd[o + "attn.q_norm.weight"][perm]
-            out[h + "self_attn.k_norm.weight"] = sd[o + "attn.k_norm.weight"][perm]
-    out["model.norm.weight"] = sd["norm_f.weight"]
-    out["lm_head.weight"] = head
+        ours, theirs = f"blocks.{i}.", keys.block.format(i=i)
+        out += [(tuple(ours + n for n in names(k)), theirs + k.theirs, k.layout) for k in keys.layer if k.applies(cfg)]
     return out
 
 
-def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The HF class's state dict → ours; the inverse of to_hf_state. A tied cfg refuses an lm_head.weight
-    other than the token matrix (transformers would then run that head: the file says tied, the weights not)."""
-    hf = dict(sd)
-    name = hf_class(cfg)
-    emb_key = "transformer.wte.weight" if name == GPT2 else "model.embed_tokens.weight"
+def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Our state dict → the HF class's; lm_head is the token matrix when tied, its own matrix when not."""
+    out = {theirs: layout.to_hf([sd[k] for k in ours], cfg) for ours, theirs, layout in key_pairs(cfg)}
+    out["lm_head.weight"] = sd["tok_emb.weight" if cfg.tie_embeddings else "lm_head.weight"]
+    return out
+
+
+def _hf_head(cfg: ModelConfig, hf: dict[str, torch.Tensor], emb_key: str) -> torch.Tensor | None:
+    """HF's lm_head.weight, taken out of `hf`: required when cfg unties the head, the token matrix when it ties it."""
     if emb_key not in hf:
         raise DataError(f"weights: {emb_key} is missing")
     head = hf.pop("lm_head.weight", None)
@@ -264,47 +323,20 @@ def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, to
             and not torch.equal(head, hf[emb_key]):
         raise ConfigError(f"tie_word_embeddings=True with an lm_head.weight unlike {emb_key}: the config ties the "
                           "head, the weights do not; set tie_word_embeddings to false to import the separate head")
+    return head
+
+
+def from_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The HF class's state dict → ours; the inverse of to_hf_state. A tied cfg refuses an lm_head.weight
+    other than the token matrix (transformers would then run that head: the file says tied, the weights not)."""
+    hf = dict(sd)
+    name = hf_class(cfg)
+    head = _hf_head(cfg, hf, KEY_MAPS[name].embedding)
     out: dict[str, torch.Tensor] = {}
-    take = lambda k: hf.pop(k)                          # noqa: E731
-    try:
-        if name == GPT2:
-            out["tok_emb.weight"] = take("transformer.wte.weight")
-            out["pos.table.weight"] = take("transformer.wpe.weight")
-            n = cfg.n_embd
-            for i in range(cfg.n_layer):
-                o, h = f"blocks.{i}.", f"transformer.h.{i}."
-                for ours, theirs in (("norm1", "ln_1"), ("norm2", "ln_2")):
-                    out[o + ours + ".weight"] = take(h + theirs + ".weight")
-                    out[o + ours + ".bias"] = take(h + theirs + ".bias")
-                w, b = take(h + "attn.c_attn.weight").t(), take(h + "attn.c_attn.bias")
-                for j, p in enumerate("qkv"):
-                    out[o + f"attn.{p}_proj.weight"] = w[j * n:(j + 1) * n].contiguous()
-                    out[o + f"attn.{p}_proj.bias"] = b[j * n:(j + 1) * n].contiguous()
-                for ours, theirs in CONV1D:
-                    out[o + ours + ".weight"] = take(h + theirs + ".weight").t().contiguous()
-                    out[o + ours + ".bias"] = take(h + theirs + ".bias")
-            out["norm_f.weight"], out["norm_f.bias"] = take("transformer.ln_f.weight"), take("transformer.ln_f.bias")
-        else:
-            d, inv = cfg.head_dim, torch.argsort(_halves(cfg.head_dim))
-            out["tok_emb.weight"] = take("model.embed_tokens.weight")
-            suffixes = (".weight", ".bias") if cfg.bias else (".weight",)
-            for i in range(cfg.n_layer):
-                o, h = f"blocks.{i}.", f"model.layers.{i}."
-                out[o + "norm1.weight"] = take(h + "input_layernorm.weight")
-                out[o + "norm2.weight"] = take(h + "post_attention_layernorm.weight")
-                for s in suffixes:
-                    out[o + "attn.q_proj" + s] = _permute_heads(take(h + "self_attn.q_proj" + s), cfg.n_head, d, inv)
-                    out[o + "attn.k_proj" + s] = _permute_heads(take(h + "self_attn.k_proj" + s), cfg.n_kv_head, d, inv)
-                    out[o + "attn.v_proj" + s] = take(h + "self_attn.v_proj" + s)
-                    out[o + "attn.o_proj" + s] = take(h + "self_attn.o_proj" + s)
-                    for p in ("gate", "up", "down"):
-                        out[o + f"mlp.{p}" + s] = take(h + f"mlp.{p}_proj" + s)
-                if cfg.qk_norm:
-                    out[o + "attn.q_norm.weight"] = take(h + "self_attn.q_norm.weight")[inv]
-                    out[o + "attn.k_norm.weight"] = take(h + "self_attn.k_norm.weight")[inv]
-            out["norm_f.weight"] = take("model.norm.weight")
-    except KeyError as e:
-        raise DataError(f"weights: {e.args[0]} is missing for {name}") from None
+    for ours, theirs, layout in key_pairs(cfg):
+        if theirs not in hf:
+            raise DataError(f"weights: {theirs} is missing for {name}")
+        out.update(zip(ours, layout.from_hf(hf.pop(theirs), cfg)))
     left = [k for k in hf if not k.endswith(IGNORED_SUFFIXES)]
     if left:
         raise ConfigError(f"weights: {len(left)} tensor(s) this model has no place for, e.g. {left[0]}")
@@ -354,9 +386,11 @@ def default_tokenizer(run_dir: Path) -> Path | None:
     return p if p is not None and p.is_file() else None
 
 
-def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int) -> tuple[list[str], str]:
+def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int,
+                    final_dir: Path | None = None) -> tuple[list[str], str]:
     """Tokenizer files for the export folder, and a line for the user. BPE: HF tokenizers' tokenizer.json;
-    char / akshara: our own small vocab file (HF has no class for one token per symbol / syllable)."""
+    char / akshara: our own small vocab file (HF has no class for one token per symbol / syllable), and the line
+    gives the call that loads it from final_dir (where the files end up; out_dir by default)."""
     path = Path(tokenizer_path)
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
@@ -384,8 +418,11 @@ def write_tokenizer(tokenizer_path: str | Path, out_dir: Path, vocab_size: int) 
         (out_dir / "vocab.json").write_text(
             json.dumps({"kind": kind, "symbols": symbols}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         unit = "Unicode code point" if kind == "char" else "Devanagari syllable (akshara)"
+        vocab = str((final_dir or out_dir) / "vocab.json")
         return ["vocab.json"], (f"tokenizer: {kind!r} (one token per {unit}) written as vocab.json; Hugging Face has "
-                                "no tokenizer class for it, so encode with modern_gpt's load_tokenizer")
+                                "no tokenizer class for it, so encode with this project's: `import json; from "
+                                "modern_gpt.corpus.tokenizers import load_tokenizer; tok = load_tokenizer(json.load("
+                                f"open({vocab!r}, encoding='utf-8')))`, then tok.encode(text)")
     raise DataError(f"{path}: tokenizer kind {kind!r} is not one of char, akshara, bpe")
 
 
@@ -417,7 +454,7 @@ def export(source: str | Path | GPT, out_dir: str | Path, tokenizer: str | Path 
         hf.save_pretrained(staging)
         note = "tokenizer: none found (pass --tokenizer PATH); only the weights were written"
         if tok_path is not None:
-            _, note = write_tokenizer(tok_path, staging, model.cfg.vocab_size)
+            _, note = write_tokenizer(tok_path, staging, model.cfg.vocab_size, out)
         out.mkdir(exist_ok=True)
         written = sorted(p.name for p in staging.iterdir())
         for file in written:

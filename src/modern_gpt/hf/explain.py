@@ -6,7 +6,9 @@ windows or chunks, attention sinks, RoPE scaling), the parameters (total and act
 the shapes), the weights' bytes, and the KV cache next to what plain multi-head attention would cache, ending
 with the sentence on what the experts and the K/V layout buy. The first line says how far the figures can be
 trusted: a family this tool does not know is read the Llama way and says so, and a field whose feature is not
-modelled leaves out the figures it changes.
+modelled leaves out the figures it changes. For such a family, where transformers builds it, the parameters are
+transformers' own count instead (hf/meta.py: the model built on the meta device), labelled as such; a file the
+Llama way cannot read at all gets that count alone.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.errors import ConfigError
 from ..serving.kv_cache import dtype_bytes, human
-from .configs import Arch, normalise, window_flags
+from .configs import FAMILIES, Arch, normalise, text_part, window_flags
 from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
 from .fields import FIELDS, FIGURES, NM
+from .meta import PARTS, MetaCount, meta_count
+
+EVERY_MODEL_HAS = ("embedding", "attention", "norms", "lm_head")    # printed even at 0: a tied head, bare norms
 
 
 def _value(v: Any, width: int = 48) -> str:
@@ -203,56 +209,60 @@ def _left_out(a: Arch, figure: str) -> str:
     return f"{FIGURES[figure]}: left out, changed by {'; '.join(a.left_out(figure))}"
 
 
-def derived_lines(a: Arch, context: int | None, batch: int, dtype: str) -> list[str]:
-    nbytes = dtype_bytes(dtype)
-    context = context or a.max_positions
-    lines = _shape_lines(a) + _layer_lines(a)
-    if a.rope_scaling:
-        lines.append(_rope_scaling(a))
-    if a.defaults_used:
-        lines.append(f"not in the file, the {a.family} default taken: {', '.join(a.defaults_used)}")
-    weights, moe = None, []                 # the weights' bytes in words, the sentence on the experts
-    if a.left_out("parameters"):
-        lines.append(_left_out(a, "parameters"))
+def _sum_of_parts(parts: dict[str, int]) -> str:
+    """'embedding N + attention N + ...': the parts a model has, and those every model has even at 0."""
+    return " + ".join(f"{label} {parts.get(key, 0):,}" for key, label in PARTS.items()
+                      if parts.get(key) or key in EVERY_MODEL_HAS)
+
+
+def _parameter_lines(a: Arch, dtype: str) -> tuple[list[str], str | None, list[str]]:
+    """The parameters computed from the shapes, the active ones and the weights' bytes; the weights in words (None
+    when left out) and the sentence on the experts, for the lines after the KV cache."""
+    pc = param_counts(a)
+    lines = [f"parameters (computed from the shapes, not read): {pc['total']:,} = " + _sum_of_parts(pc)
+             + (" (tied to the embedding)" if a.tied else " (untied)") + (" [language model only]" if a.prefix else "")]
+    active = active_params(a, pc)
+    if a.moe is not None:
+        lines.append(f"active parameters per token: {active:,} ({100 * active / pc['total']:.1f}% of the "
+                     f"total): each MoE layer runs {a.moe.top_k} of its {a.moe.experts} routed experts; "
+                     f"{active - pc['embedding']:,} without the input embedding (a table lookup, no matmul)")
+    weights = None
+    wb = weight_bytes(a, pc, dtype)
+    if wb.nbytes is None:
+        lines.append(f"weights' bytes: left out ({wb.how})")
     else:
-        pc = param_counts(a)
-        parts = [f"embedding {pc['embedding']:,}", f"attention {pc['attention']:,}"]
-        parts += [f"{label} {pc[key]:,}" for key, label in (("mlp", "MLP"), ("experts", "experts"),
-                  ("shared_experts", "shared experts"), ("router", "router")) if pc[key] or a.moe is None]
-        parts += [f"norms {pc['norms']:,}", f"lm_head {pc['lm_head']:,}"]
-        lines.append(f"parameters (computed from the shapes, not read): {pc['total']:,} = " + " + ".join(parts)
-                     + (" (tied to the embedding)" if a.tied else " (untied)")
-                     + (" [language model only]" if a.prefix else ""))
-        active = active_params(a, pc)
-        if a.moe is not None:
-            lines.append(f"active parameters per token: {active:,} ({100 * active / pc['total']:.1f}% of the "
-                         f"total): each MoE layer runs {a.moe.top_k} of its {a.moe.experts} routed experts; "
-                         f"{active - pc['embedding']:,} without the input embedding (a table lookup, no matmul)")
-        wb = weight_bytes(a, pc, dtype)
-        if wb.nbytes is None:
-            lines.append(f"weights' bytes: left out ({wb.how})")
-        else:
-            kind = f"{a.quant.get('quant_method')}-quantised" if a.quant else dtype
-            weights = f"{human(wb.nbytes)} of {kind} weights"
-            if a.quant:
-                lines.append(f"weights: {human(wb.nbytes)} ({wb.nbytes:,} bytes): {wb.how}")
-        moe = [_moe_sentence(a, pc["total"], active, weights)] if a.moe else []
+        kind = f"{a.quant.get('quant_method')}-quantised" if a.quant else dtype
+        weights = f"{human(wb.nbytes)} of {kind} weights"
+        if a.quant:
+            lines.append(f"weights: {human(wb.nbytes)} ({wb.nbytes:,} bytes): {wb.how}")
+    return lines, weights, [_moe_sentence(a, pc["total"], active, weights)] if a.moe else []
+
+
+def _counted_line(c: MetaCount) -> str:
+    """The parameters of the model transformers builds, for a family this tool does not model."""
+    return (f"parameters (counted by transformers on the meta device, not modelled here: {c.model}): {c.total:,} = "
+            + _sum_of_parts(c.parts) + (" (tied to the embedding)" if c.tied else " (untied)")
+            + (f"; other: the {', '.join(c.other)} modules" if c.other else ""))
+
+
+def _kv_lines(a: Arch, context: int, batch: int, dtype: str, weights: str | None, moe: list[str]) -> list[str]:
+    """The KV cache per token and per sequence, next to plain multi-head attention's, and the closing sentences."""
     if a.left_out("kv"):
-        lines.append(_left_out(a, "kv"))
-        return lines + moe
+        return [_left_out(a, "kv")] + moe
+    nbytes = dtype_bytes(dtype)
+    per_number = f"{nbytes} byte{'' if nbytes == 1 else 's'}/number"
     gqa, mha = kv_caches(a, dtype, context, batch)
     numbers, plain = kv_numbers(a)
     if a.mla is not None:
-        lines.append(f"KV cache ({dtype}, {nbytes} bytes/number): {a.n_layer} layers x ({a.mla.kv_rank} latent + "
-                     f"{a.mla.rope} RoPE key) x {nbytes} = {human(gqa.bytes_per_token)} per token "
-                     f"({gqa.bytes_per_token:,} bytes)")
+        lines = [f"KV cache ({dtype}, {per_number}): {a.n_layer} layers x ({a.mla.kv_rank} latent + "
+                 f"{a.mla.rope} RoPE key) x {nbytes} = {human(gqa.bytes_per_token)} per token "
+                 f"({gqa.bytes_per_token:,} bytes)"]
     else:
-        lines.append(f"KV cache ({dtype}, {nbytes} bytes/number): 2 x {a.n_layer} layers x {a.n_kv_head} K/V heads "
-                     f"x {a.head_dim} x {nbytes} = {human(gqa.bytes_per_token)} per token "
-                     f"({gqa.bytes_per_token:,} bytes)")
+        lines = [f"KV cache ({dtype}, {per_number}): 2 x {a.n_layer} layers x {a.n_kv_head} K/V heads "
+                 f"x {a.head_dim} x {nbytes} = {human(gqa.bytes_per_token)} per token "
+                 f"({gqa.bytes_per_token:,} bytes)"]
     if a.left_out("kv_seq"):
-        lines.append(_left_out(a, "kv_seq"))
-        return lines + moe
+        return lines + [_left_out(a, "kv_seq")] + moe
     lines.append(f"KV cache per sequence at {context:,} tokens: {human(gqa.bytes_per_sequence)} "
                  f"({gqa.bytes_per_sequence:,} bytes); x {batch} {'sequence' if batch == 1 else 'sequences'}: "
                  f"{human(gqa.bytes_total)}")
@@ -265,33 +275,76 @@ def derived_lines(a: Arch, context: int | None, batch: int, dtype: str) -> list[
         lines.append(f"with one K/V head per query head (plain multi-head, {a.n_head} K/V heads): "
                      f"{human(mha.bytes_per_token)} per token, {human(mha.bytes_per_sequence)} per sequence, "
                      f"{human(mha.bytes_total)} for {batch}; ratio {mha.bytes_per_token / gqa.bytes_per_token:g}x")
-    lines += moe
-    lines.append(_sentence(a, gqa, mha, context, batch, dtype, weights or "weights whose bytes are left out"))
-    return lines
+    return lines + moe + [_sentence(a, gqa, mha, context, batch, dtype, weights or "weights whose bytes are left out")]
 
 
-def headline(config: dict, a: Arch) -> str:
+def derived_lines(a: Arch, context: int | None, batch: int, dtype: str, counted: MetaCount | None = None) -> list[str]:
+    """What follows from the fields: the shapes, the layers, RoPE scaling, the parameters (`counted`: transformers'
+    count, for a family this tool does not model), the weights' bytes and the KV cache."""
+    lines = _shape_lines(a) + _layer_lines(a)
+    if a.rope_scaling:
+        lines.append(_rope_scaling(a))
+    if a.defaults_used:
+        lines.append(f"not in the file, the {a.family} default taken: {', '.join(a.defaults_used)}")
+    weights, moe = None, []
+    if counted is not None:
+        lines.append(_counted_line(counted))
+        if a.quant is None:
+            weights = f"{human(counted.total * dtype_bytes(dtype))} of {dtype} weights"
+    elif a.left_out("parameters"):
+        lines.append(_left_out(a, "parameters"))
+    else:
+        more, weights, moe = _parameter_lines(a, dtype)
+        lines += more
+    return lines + _kv_lines(a, context or a.max_positions, batch, dtype, weights, moe)
+
+
+def _name(config: dict) -> str:
+    return config.get("_name_or_path") or (config.get("architectures") or ["?"])[0]
+
+
+def headline(config: dict, a: Arch, counted: MetaCount | None = None) -> str:
     """The first line: the family, how far its figures can be trusted, the fields."""
-    name = config.get("_name_or_path") or (config.get("architectures") or ["?"])[0]
     if a.known:
         what = a.family
     else:
         what = (f"model_type {a.family!r} is not a family this tool knows, read the Llama way (RMSNorm before each "
                 "sublayer, RoPE, a gated SiLU MLP, biases as attention_bias and mlp_bias say): every figure below "
-                "assumes that")
+                "assumes that" + (" but the parameters, which transformers counted" if counted else ""))
     feats = ([f"mixture of experts ({a.moe.experts} experts, {a.moe.top_k} per token)"] if a.moe else []) + \
         (["multi-head latent attention"] if a.mla else [])
     tc = config.get("text_config")
-    line = f"{name}: {what}{''.join(', ' + f for f in feats)}, {len(config)} fields" + \
+    line = f"{_name(config)}: {what}{''.join(', ' + f for f in feats)}, {len(config)} fields" + \
         (f" ({len(tc)} in text_config)" if isinstance(tc, dict) else "")
     if a.unmodelled:
-        gone = [FIGURES[f] for f in FIGURES if a.left_out(f)]
+        gone = [FIGURES[f] for f in FIGURES if a.left_out(f) and not (counted and f == "parameters")]
         line += (f"; not modelled: {'; '.join(w for w, _ in a.unmodelled)}" +
                  (f"; so left out: {', '.join(gone)}" if gone else ""))
     return line
 
 
+def _unmodelled_count(config: dict) -> MetaCount | None:
+    """transformers' count of a config whose family this tool does not model; None for one it models, or where
+    transformers builds no model."""
+    try:
+        family = text_part(config)[2]
+    except ConfigError:
+        return None
+    return None if family in FAMILIES else meta_count(config)
+
+
 def explain(config: dict, context: int | None = None, batch: int = 1, dtype: str = "bf16") -> str:
-    a = normalise(config)
-    out = [headline(config, a)] + field_lines(config) + ["", "derived:"] + derived_lines(a, context, batch, dtype)
+    try:
+        a = normalise(config)
+    except ConfigError as e:                # a family read neither way: transformers' count, where it builds one
+        counted = _unmodelled_count(config)
+        if counted is None:
+            raise
+        head = (f"{_name(config)}: model_type {config.get('model_type')!r} is not a family this tool knows, and "
+                f"reading it the Llama way fails ({e}): only transformers' parameter count is derived, "
+                f"{len(config)} fields")
+        return "\n".join([head] + field_lines(config) + ["", "derived:", _counted_line(counted)])
+    counted = None if a.known else _unmodelled_count(config)
+    out = [headline(config, a, counted)] + field_lines(config) + ["", "derived:"] + \
+        derived_lines(a, context, batch, dtype, counted)
     return "\n".join(out)

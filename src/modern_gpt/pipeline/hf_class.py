@@ -14,6 +14,12 @@ HF_CLASSES = (GPT2, LLAMA, MISTRAL, QWEN3)
 
 def hf_class(cfg: ModelConfig) -> str:
     """The name of the HF class that computes exactly what `cfg` computes, or a one-line ConfigError."""
+    _refuse_what_no_class_computes(cfg)
+    return _learned_positions_class(cfg) if cfg.pos == "learned" else _rope_class(cfg)
+
+
+def _refuse_what_no_class_computes(cfg: ModelConfig) -> None:
+    """Post-norm, NoPE, a ReLU² MLP and soft-capped logits: none of the four classes has them."""
     if cfg.norm_placement != "pre":
         raise ConfigError(f"norm_placement={cfg.norm_placement!r}: no Hugging Face class here is post-norm "
                           "(GPT-2, Llama and Qwen3 are all pre-norm)")
@@ -28,31 +34,37 @@ def hf_class(cfg: ModelConfig) -> str:
                           "(Llama, Qwen3 and GPT-2 do not; Gemma 2's final_logit_softcapping does, but Gemma 2 also "
                           "has a GeGLU MLP, a second norm after each sublayer, embeddings scaled by sqrt(n_embd), "
                           "soft-capped attention scores and sliding-window layers)")
-    if cfg.pos == "learned":                                     # GPT-2 or nothing
-        if cfg.norm != "layernorm":
-            raise ConfigError(f"pos='learned' with norm={cfg.norm!r}: no Hugging Face class here has RMSNorm "
-                              "with learned positions")
-        if cfg.mlp != "gelu":
-            raise ConfigError(f"pos='learned' with mlp={cfg.mlp!r}: no Hugging Face class here has SwiGLU "
-                              "with learned positions")
-        if not cfg.bias:
-            raise ConfigError("pos='learned' with bias=False: GPT-2, the class with learned positions, "
-                              "always has biases")
-        if cfg.n_kv_head != cfg.n_head:
-            raise ConfigError(f"n_kv_head={cfg.n_kv_head} with pos='learned': GPT-2, the class with learned "
-                              f"positions, has one K/V head per query head (n_head={cfg.n_head})")
-        if cfg.qk_norm:
-            raise ConfigError("qk_norm=True with pos='learned': GPT-2, the class with learned positions, "
-                              "has no QK-norm")
-        if cfg.head_dim * cfg.n_head != cfg.n_embd:
-            raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
-                              f"= {cfg.n_embd // cfg.n_head} wide")
-        if cfg.attn_window:
-            raise ConfigError(f"attn_window={cfg.attn_window} with pos='learned': GPT-2, the class with learned "
-                              "positions, attends over the whole context; sliding windows export with RoPE, "
-                              "RMSNorm and SwiGLU (Mistral, or Qwen3 with qk_norm), else use attn_window=0")
-        return GPT2
-    # RoPE: Llama or Qwen3
+
+
+def _learned_positions_class(cfg: ModelConfig) -> str:
+    """GPT-2, or a one-line ConfigError naming the flag GPT-2 does not have."""
+    if cfg.norm != "layernorm":
+        raise ConfigError(f"pos='learned' with norm={cfg.norm!r}: no Hugging Face class here has RMSNorm "
+                          "with learned positions")
+    if cfg.mlp != "gelu":
+        raise ConfigError(f"pos='learned' with mlp={cfg.mlp!r}: no Hugging Face class here has SwiGLU "
+                          "with learned positions")
+    if not cfg.bias:
+        raise ConfigError("pos='learned' with bias=False: GPT-2, the class with learned positions, "
+                          "always has biases")
+    if cfg.n_kv_head != cfg.n_head:
+        raise ConfigError(f"n_kv_head={cfg.n_kv_head} with pos='learned': GPT-2, the class with learned "
+                          f"positions, has one K/V head per query head (n_head={cfg.n_head})")
+    if cfg.qk_norm:
+        raise ConfigError("qk_norm=True with pos='learned': GPT-2, the class with learned positions, "
+                          "has no QK-norm")
+    if cfg.head_dim * cfg.n_head != cfg.n_embd:
+        raise ConfigError(f"head_dim={cfg.head_dim} with pos='learned': GPT-2's heads are n_embd / n_head "
+                          f"= {cfg.n_embd // cfg.n_head} wide")
+    if cfg.attn_window:
+        raise ConfigError(f"attn_window={cfg.attn_window} with pos='learned': GPT-2, the class with learned "
+                          "positions, attends over the whole context; sliding windows export with RoPE, "
+                          "RMSNorm and SwiGLU (Mistral, or Qwen3 with qk_norm), else use attn_window=0")
+    return GPT2
+
+
+def _rope_class(cfg: ModelConfig) -> str:
+    """Llama, Mistral (a window in every layer) or Qwen3 (QK-norm), or a one-line ConfigError naming the flag."""
     if cfg.norm != "rmsnorm":
         raise ConfigError(f"pos='rope' with norm={cfg.norm!r}: no Hugging Face class here has LayerNorm with RoPE "
                           "(Llama and Qwen3 use RMSNorm)")

@@ -19,6 +19,22 @@ from .params import Params
 from .scale import non_embedding
 
 
+def learning_rate_grid(p: Params, covered: list[Row]) -> tuple[list[GridRow], dict[str, dict]]:
+    """The learning-rate grid: each covered row at each multiple of its rate (a second-ladder row's own optimiser,
+    at the same multiples), as the plan's grid rows and the runs' configs."""
+    grid, configs = [], {}
+    for r in covered if p.sweep.lr else []:
+        runs = []
+        for m in p.sweep.lr:
+            base = r.train or p.train
+            scaled = dataclasses.replace(base, lr=base.lr * m, min_lr=base.min_lr * m)
+            slug = SWEEP.slug(row=r.slug, lr=m)
+            configs[slug] = {"model": r.config.to_dict(), "train": scaled.to_dict()}
+            runs.append(GridRun(float(m), slug))
+        grid.append(GridRow(r.slug, tuple(runs)))
+    return grid, configs
+
+
 def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
     """({slug: the run config}, the plan) for a tokenized corpus described by `meta`."""
     rows = p.rows(meta["vocab_size"])
@@ -43,18 +59,8 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
     rerun = [r for r in rows if r.slug in p.ablation.rerun]
     configs |= {RERUN.slug(row=r.slug): {"model": r.config.to_dict(), "train": perturbed.to_dict()} for r in rerun}
 
-    # the learning-rate grid: each covered row at each multiple
-    grid = []
-    if p.sweep.lr:
-        for r in (r for r in rows + beyond[1:] if r.slug in p.sweep.rows):
-            runs = []
-            for m in p.sweep.lr:
-                base = r.train or p.train                 # a second-ladder row's own optimiser, at the same multiples
-                scaled = dataclasses.replace(base, lr=base.lr * m, min_lr=base.min_lr * m)
-                slug = SWEEP.slug(row=r.slug, lr=m)
-                configs[slug] = {"model": configs[r.slug]["model"], "train": scaled.to_dict()}
-                runs.append(GridRun(float(m), slug))
-            grid.append(GridRow(r.slug, tuple(runs)))
+    grid, grid_configs = learning_rate_grid(p, [r for r in rows + beyond[1:] if r.slug in p.sweep.rows])
+    configs |= grid_configs
 
     def entry(r: Row, **changes) -> PlannedRow:
         return dataclasses.replace(PlannedRow(r.slug, r.label, r.changed, hf_name(r.config)), **changes)

@@ -11,7 +11,7 @@ from ..core.stage_records import Grid, LadderPlan, Plan, ServeRecord
 from .provenance import provenance
 from .results import Ladder, Rerun, Results, RowResult, ladder_results, row_result
 from .settings import Settings, report_settings
-from .sweep import SweepRow, at_best, cell
+from .sweep import SweepRow, at_best, row_at_rate
 
 Records = Callable[[str, list[int]], list[RunRecord]]     # (row slug, seeds) → their run records, in seed order
 Served = Callable[[str], ServeRecord]                      # a row's slug → its serve record
@@ -72,7 +72,8 @@ def sweep_rows(grid: Grid, by_slug: dict[str, RowResult], records: Records, spik
     seeds = list(grid.seeds)
     for r in grid.rows:
         row = by_slug[r.slug]
-        main = cell(1.0, grid.lr, [x for x in row.runs if x.seed in seeds], spike_threshold)
-        others = [cell(c.multiple, grid.lr * c.multiple, records(c.slug, seeds), spike_threshold) for c in r.runs]
+        main = row_at_rate(1.0, grid.lr, [x for x in row.runs if x.seed in seeds], spike_threshold)
+        others = [row_at_rate(c.multiple, grid.lr * c.multiple, records(c.slug, seeds), spike_threshold)
+                  for c in r.runs]
         out.append(SweepRow(row, tuple(sorted([main, *others], key=lambda c: c.multiple))))
     return out

@@ -20,9 +20,9 @@ from ..serving.kv_cache import human
 from .results import Holds, Ladder, Rerun, Results, RowResult
 from .settings import Settings
 from .stats import (NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Summary, Verdict, compare,
-                    rule, verdict_text)
+                    pooled_sd, rule, verdict_text)
 from . import wording as W
-from .sweep import AtBest, Cell, SweepRow, selection_bias
+from .sweep import AtBest, RowAtRate, SweepRow, selection_bias
 
 LN2 = math.log(2)
 
@@ -289,9 +289,7 @@ class RerunFigures:
 
 def rerun_figures(reruns: list[Rerun]) -> RerunFigures:
     diffs = [d for r in reruns for d in r.diffs()]
-    sds = [(r.original.val.n_finite - 1, r.original.val.sd) for r in reruns if r.original.val.sd is not None]
-    dof = sum(k for k, _ in sds)
-    pooled = math.sqrt(sum(k * sd ** 2 for k, sd in sds) / dof) if dof else None
+    pooled = pooled_sd(*(r.original.val for r in reruns))
     rms = math.sqrt(math.fsum(d * d for d in diffs) / len(diffs)) if diffs else None
     shifts = [abs(r.again.val.mean - r.original.val.mean) for r in reruns
               if r.again.val.mean is not None and r.original.val.mean is not None]
@@ -324,11 +322,11 @@ def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list
 
 # ------------------------------------------------------------------------------------- the learning-rate grid
 
-def lr_label(c: Cell) -> str:
+def lr_label(c: RowAtRate) -> str:
     return f"{c.lr:g} (×{c.multiple:g})"
 
 
-def instability(c: Cell) -> str:
+def instability(c: RowAtRate) -> str:
     """'2/3 seeds (3 spikes), 1/3 diverged'."""
     return (f"spikes in {c.seeds_spiked}/{c.val.n} seeds ({sum(c.spikes)} in all), "
             f"diverged {c.val.n_diverged}/{c.val.n}")
@@ -403,28 +401,26 @@ def attention(m: ServeRecord) -> str:
     return f"window {local[0]} on {len(local)} of {len(windows)} layers" if local else "full"
 
 
-def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Settings) -> list[str]:
-    """What each row costs to generate with (the serve stage's measurements, one record per row), and what it
-    wrote."""
-    by_slug = {m.slug: m for m in served}
-    budget = s.serving_budget_gib * 2 ** 30
-    first = served[0]
-    cfg = first.settings
-    windowed = any(attention(m) != "full" for m in served)        # the attention column, only where it varies
+def sequences_that_fit(m: ServeRecord, budget_gib: float) -> int:
+    """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
+    return max(0, int((budget_gib * 2 ** 30 - m.weights_bytes) // m.kv_bytes_per_sequence))
+
+
+def kv_shape(m: ServeRecord) -> str:
+    """A served row's cache shape in words: '2 K/V heads', '2 K/V heads, window 16 on 3 of 4 layers'."""
+    return f"{m.n_kv_head} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
+
+
+def serving_rows(rows: list[RowResult], by_slug: dict[str, ServeRecord], s: Settings,
+                 windowed: bool) -> tuple[list[list[str]], list[str]]:
+    """The serving table's body, one line per served row, and a note for each row whose cache per sequence differs
+    from the row above's (what it saves or costs)."""
     body, notes, above = [], [], None
-
-    def sequences(m: ServeRecord) -> int:
-        """Full-context sequences whose caches fit in the budget next to one copy of the weights."""
-        return max(0, int((budget - m.weights_bytes) // m.kv_bytes_per_sequence))
-
-    def shape(m: ServeRecord) -> str:
-        return f"{m.n_kv_head} K/V heads" + (f", {attention(m)}" if attention(m) != "full" else "")
-
     for r in rows:
         m = by_slug.get(r.slug)
         if m is None:
             continue
-        fits = sequences(m)
+        fits = sequences_that_fit(m, s.serving_budget_gib)
         ratio = m.kv_bytes_per_sequence / above.kv_bytes_per_sequence if above else None
         body.append([r.label, str(m.n_kv_head), *([attention(m)] if windowed else []),
                      human(m.kv_bytes_per_token), human(m.kv_bytes_per_sequence), human(m.kv_bytes_tensor),
@@ -432,22 +428,19 @@ def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Setting
                      f"{m.prefill_tokens_per_sec:,.0f}", f"{m.decode_tokens_per_sec:,.0f}"])
         if ratio is not None and ratio != 1:
             notes.append(W.SERVING_SAVING.format(
-                row=r.label, ratio=ratio, shape_above=shape(above), shape=shape(m),
-                fit_above=sequences(above), fit=fits, budget=s.serving_budget_gib,
+                row=r.label, ratio=ratio, shape_above=kv_shape(above), shape=kv_shape(m),
+                fit_above=sequences_that_fit(above, s.serving_budget_gib), fit=fits, budget=s.serving_budget_gib,
                 decode_above=above.decode_tokens_per_sec, decode=m.decode_tokens_per_sec))
         above = m
-    machines = sorted({f"{m.machine}, {m.threads} threads, torch {m.torch}" for m in served})
-    head = ["variant", "K/V heads", *(["attention"] if windowed else []), "KV cache per token",
-            f"per sequence ({first.context} tokens)", "cache tensor", "vs row above",
-            f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
+    return body, notes
+
+
+def samples_section(rows: list[RowResult], served: list[ServeRecord]) -> list[str]:
+    """What each served row's seed-0 model wrote after the prompt they share."""
+    by_slug = {m.slug: m for m in served}
+    first = served[0]
+    cfg = first.settings
     text = [
-        "## Serving cost",
-        W.SERVING + (" " + W.SERVING_WINDOW if windowed else ""),
-        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
-                 disable_numparse=True),
-        *notes,
-        W.SERVING_MEASURED.format(seed=first.seed, repeats=cfg.repeats, batch=cfg.batch,
-                                  prompt=len(first.prompt), new=first.new_tokens, machines="; ".join(machines)),
         "## Samples",
         W.SAMPLES.format(seed=first.seed, prompt=len(first.prompt), temperature=cfg.temperature,
                          top_k=cfg.top_k, sampler_seed=cfg.seed, context=first.context),
@@ -457,6 +450,29 @@ def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Setting
         if r.slug in by_slug:
             text += [f"**{r.label}**", fence(by_slug[r.slug].prompt_text + by_slug[r.slug].sample_text)]
     return text
+
+
+def serving_section(rows: list[RowResult], served: list[ServeRecord], s: Settings) -> list[str]:
+    """What each row costs to generate with (the serve stage's measurements, one record per row), and what it
+    wrote."""
+    by_slug = {m.slug: m for m in served}
+    first = served[0]
+    windowed = any(attention(m) != "full" for m in served)        # the attention column, only where it varies
+    body, notes = serving_rows(rows, by_slug, s, windowed)
+    machines = sorted({f"{m.machine}, {m.threads} threads, torch {m.torch}" for m in served})
+    head = ["variant", "K/V heads", *(["attention"] if windowed else []), "KV cache per token",
+            f"per sequence ({first.context} tokens)", "cache tensor", "vs row above",
+            f"sequences in {s.serving_budget_gib:g} GiB", "prefill tokens/s†", "decode tokens/s†"]
+    return [
+        "## Serving cost",
+        W.SERVING + (" " + W.SERVING_WINDOW if windowed else ""),
+        tabulate(body, headers=head, tablefmt="pipe", colalign=["left"] + ["right"] * (len(head) - 1),
+                 disable_numparse=True),
+        *notes,
+        W.SERVING_MEASURED.format(seed=first.seed, repeats=first.settings.repeats, batch=first.settings.batch,
+                                  prompt=len(first.prompt), new=first.new_tokens, machines="; ".join(machines)),
+        *samples_section(rows, served),
+    ]
 
 
 def fence(text: str) -> str:

@@ -1,13 +1,13 @@
-"""Spread-aware verdicts over seeds (pure functions; numpy, and the t distribution from scipy.stats).
+"""Spread-aware verdicts over seeds (pure functions; the t distribution from scipy.stats).
 
 The rule: "Three seeds, and report the spread. If your effect is smaller than the
 spread, you do not have an effect." The spread is a threshold that does not grow with
 the number of seeds: SPREAD_SDS pooled seed sds, what three seeds of one row typically
 span. Losses are lower-is-better; a seed whose value is None, NaN or +/-inf counts as
 diverged: it is excluded from every statistic but always counted and shown, never
-silently dropped. judge() decides many comparisons at once; compare() is judge() on one.
+silently dropped. compare() decides one comparison; reporting.calibration judges many at
+once by the same rule, to measure how often the rule is wrong.
 """
-
 from __future__ import annotations
 
 import math
@@ -17,8 +17,8 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Optional, Sequence
 
-import numpy as np
 from scipy.stats import t as student_t
+
 
 class Verdict(StrEnum):
     """A comparison's outcome, a value (its text is what the CSV and metrics hold); verdict_text() words it."""
@@ -35,25 +35,17 @@ class NoiseKind(StrEnum):
     NOT_SHOWN = "not shown either way"
 
 
-NA_VERDICT = Verdict.NA
-VERDICTS = tuple(Verdict)                                # judge()'s codes index this
-BETTER, WORSE, NOISE, BORDERLINE, NA = range(len(VERDICTS))
 # The seed spread, in pooled seed sds of the two rows: d2(3) = 1.693, the expected range of three seeds of one
 # row. A fixed multiple, so that more seeds sharpen the verdict instead of widening the spread they must clear.
 SPREAD_SDS = 1.69
 NO_EFFECT, NOT_SHOWN = NoiseKind.NO_EFFECT, NoiseKind.NOT_SHOWN
 SEEDS_CAP = 100
 SPREAD_WORDS = "smaller than the seed-to-seed spread"
-# The borderline band, in units of the pooled seed sd of the two rows compared. simulate() sizes it with SPREAD_SDS
-# for 5 seeds (tests/test_stats.py): at RERUN_SD at most 5% of settled verdicts flip on a rerun at any effect
-# size and 1% are contradicted, while A/A stays under 1% and 3-sigma effects are found 78-88% of the time or more.
+# The borderline band, in units of the pooled seed sd of the two rows compared. calibration.simulate() sizes it with
+# SPREAD_SDS for 5 seeds (tests/test_stats.py): at calibration.RERUN_SD at most 5% of settled verdicts flip on a
+# rerun at any effect size and 1% are contradicted, while A/A stays under 1% and 3-sigma effects are found 78-88%
+# of the time or more.
 BAND = 0.4
-# A rerun on another machine, measured here: the rms of (rerun - original) final val loss of one run, over
-# the 7 ladder rows x 5 seeds, one thread each, with every initial weight perturbed by 1e-7 relative, in units
-# of the pooled seed sd of the rows (0.00072 / 0.00544).
-RERUN_SD = 0.13
-# The same measure before, at two threads and 3 seeds (0.00139 / 0.00464): the tests hold the rule to it too.
-RERUN_SD_EARLIER = 0.30
 _RULE = (
     "A change is called better or worse only when its mean paired effect over seeds (row minus reference, lower "
     "loss is better) is larger in size than the seed spread ({sds:g} × the pooled seed sd of the two rows, what "
@@ -126,6 +118,14 @@ def summarize(values: Sequence[Optional[float]]) -> Summary:
                    mean=mean, sd=sd, range=(max(xs) - min(xs)) if xs else None)
 
 
+def pooled_sd(*rows: Summary) -> Optional[float]:
+    """The pooled sd of rows, each over its own finite seeds: sqrt(sum (n_i - 1) sd_i^2 / sum (n_i - 1)); None when
+    no row has two finite seeds."""
+    rows = tuple(r for r in rows if r.sd is not None)
+    dof = sum(r.n_finite - 1 for r in rows)
+    return math.sqrt(sum((r.n_finite - 1) * r.sd ** 2 for r in rows) / dof) if dof else None
+
+
 # ----------------------------------------------------------------------------- seeds needed
 def seeds_needed(effect: float, sigma: float, sd_diff: float, *, n_start: int = 2,
                  confidence: float = 0.95, cap: int = SEEDS_CAP, band: float = 0.0) -> Optional[int]:
@@ -149,82 +149,6 @@ def seeds_needed(effect: float, sigma: float, sd_diff: float, *, n_start: int = 
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if clears(mid) else (mid + 1, hi)
     return lo
-
-
-# ----------------------------------------------------------------------------- the rule, on arrays
-@dataclass(frozen=True, eq=False)
-class Judged:
-    """judge()'s numbers: one entry per comparison (NaN where undefined); compare() reads one of them."""
-    n_pairs: np.ndarray          # seeds finite in both rows
-    effect: np.ndarray           # mean paired difference row - ref (NaN with no pair)
-    sd_diff: np.ndarray          # sd of the paired differences (NaN with fewer than two pairs)
-    half: np.ndarray             # half-width of the paired t interval
-    pooled: np.ndarray           # pooled seed sd of the two rows, each over its own finite seeds
-    spread: np.ndarray           # SPREAD_SDS x pooled
-    range: np.ndarray            # the larger of the two rows' max - min (shown, not used by the rule)
-    margin_spread: np.ndarray    # |effect| - spread
-    margin_interval: np.ndarray  # |effect| - half
-    width: np.ndarray            # the band in loss units: band x pooled
-    code: np.ndarray             # index into VERDICTS
-    unbanded: np.ndarray         # the code without the band: BETTER, WORSE, NOISE or NA
-    no_effect: np.ndarray        # noise whose (2 x confidence - 1) interval lies inside +- the spread
-
-
-def _rows_stats(x: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per comparison: finite count, sum of squared deviations from the mean, and range (NaN with none)."""
-    n = ok.sum(axis=1)
-    mean = np.where(ok, x, 0.0).sum(axis=1) / np.maximum(n, 1)
-    ss = (np.where(ok, x - mean[:, None], 0.0) ** 2).sum(axis=1)
-    rng = np.where(ok, x, -np.inf).max(axis=1) - np.where(ok, x, np.inf).min(axis=1)
-    return n, ss, np.where(n > 0, rng, np.nan)
-
-
-def _per_df(p: float, n: np.ndarray) -> np.ndarray:
-    """t_quantile(p, n - 1) for each count n >= 2 (NaN below), one scipy call per distinct n."""
-    out = np.full(n.shape, np.nan)
-    for k in np.unique(n[n >= 2]):
-        out[n == k] = t_quantile(p, int(k) - 1)
-    return out
-
-
-def judge(row, ref, *, confidence: float = 0.95, band: float = BAND) -> Judged:
-    """RULE for many comparisons at once: row and ref are (comparisons, seeds) arrays, seed i paired with seed i;
-    a non-finite value (NaN, inf) is a diverged seed. See compare() for what each verdict means."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if not band >= 0.0:
-        raise ValueError(f"band must be >= 0, got {band}")
-    row, ref = np.atleast_2d(np.asarray(row, dtype=float)), np.atleast_2d(np.asarray(ref, dtype=float))
-    if row.shape != ref.shape:
-        raise ValueError(f"row has shape {row.shape}, ref has {ref.shape}")
-    ok_row, ok_ref = np.isfinite(row), np.isfinite(ref)
-    both = ok_row & ok_ref
-    n_row, ss_row, range_row = _rows_stats(row, ok_row)
-    n_ref, ss_ref, range_ref = _rows_stats(ref, ok_ref)
-    with np.errstate(invalid="ignore", divide="ignore"):     # undefined entries come out NaN, as documented
-        diffs = np.where(both, row - ref, 0.0)
-        n = both.sum(axis=1)
-        effect = np.where(n > 0, diffs.sum(axis=1) / n, np.nan)
-        sd_diff = np.sqrt((np.where(both, diffs - effect[:, None], 0.0) ** 2).sum(axis=1) / (n - 1))
-        sd_diff = np.where(n >= 2, sd_diff, np.nan)
-        dof = np.maximum(n_row - 1, 0) + np.maximum(n_ref - 1, 0)
-        pooled = np.where(dof > 0, np.sqrt((ss_row + ss_ref) / dof), np.nan)
-        root_n = np.sqrt(n)
-        half = _per_df(0.5 + confidence / 2.0, n) * sd_diff / root_n
-        half_eq = _per_df(confidence, n) * sd_diff / root_n            # of the (2 confidence - 1) interval
-    spread = SPREAD_SDS * pooled
-    size = np.abs(effect)
-    m_spread, m_interval = size - spread, size - half
-    width = band * pooled
-    margin = np.minimum(m_spread, m_interval)
-    na = n < 2
-    called = np.where(effect < 0, BETTER, WORSE)
-    unbanded = np.where(na, NA, np.where(margin > 0.0, called, NOISE))
-    code = np.where(~na & (np.abs(margin) < width), BORDERLINE, unbanded)
-    no_effect = (code == NOISE) & (size + half_eq <= spread)
-    return Judged(n_pairs=n, effect=effect, sd_diff=sd_diff, half=half, pooled=pooled, spread=spread,
-                  range=np.fmax(range_row, range_ref), margin_spread=m_spread, margin_interval=m_interval,
-                  width=width, code=code, unbanded=unbanded, no_effect=no_effect)
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -252,13 +176,9 @@ class Comparison:
     ref: Summary
 
 
-def _float(v) -> float:
-    return float(v) if _finite(v) else math.nan
-
-
 def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
             confidence: float = 0.95, band: float = BAND) -> Comparison:
-    """Compare per-seed losses of `row` with `ref` (index i = seed i) under RULE: judge() on one comparison.
+    """Compare per-seed losses of `row` with `ref` (index i = seed i) under RULE.
 
     Only seeds finite in both rows are paired; diverged seeds are counted per row. The
     spread is SPREAD_SDS x the pooled seed sd of the two rows (each over its finite seeds).
@@ -266,7 +186,7 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
     half-width, i.e. how far its nearer end lies from zero). Verdict: "better"/"worse" iff
     both are > 0, "noise" otherwise; but "borderline" when the smaller margin lies within
     +-band x pooled sd of the two rows (a rerun on another machine could flip it);
-    NA_VERDICT with fewer than two finite pairs. A noise verdict has a kind: NO_EFFECT when
+    Verdict.NA with fewer than two finite pairs. A noise verdict has a kind: NO_EFFECT when
     the (2 x confidence - 1) paired interval lies inside +- the spread (an equivalence test:
     any effect is smaller than the spread), NOT_SHOWN otherwise.
     Zero variance of the differences: the interval collapses to the point `effect`, so
@@ -279,104 +199,32 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
     """
     if len(row) != len(ref):
         raise ValueError(f"row has {len(row)} seeds, ref has {len(ref)}")
-    j = judge([[_float(v) for v in row]], [[_float(v) for v in ref]], confidence=confidence, band=band)
-    get = lambda a: None if math.isnan(a[0]) else float(a[0])            # noqa: E731
-    verdict, unbanded = VERDICTS[int(j.code[0])], VERDICTS[int(j.unbanded[0])]
-    effect, pooled, width = get(j.effect), get(j.pooled), get(j.width)
-    ci_low = ci_high = needed = m_spread = m_interval = None
-    if verdict != Verdict.NA:
-        ci_low, ci_high = effect - float(j.half[0]), effect + float(j.half[0])
-        m_spread, m_interval = get(j.margin_spread), get(j.margin_interval)
-        needed = 0 if verdict in (Verdict.BETTER, Verdict.WORSE) else seeds_needed(
-            effect, pooled, get(j.sd_diff), n_start=int(j.n_pairs[0]) + 1, confidence=confidence, band=width)
     s_row, s_ref = summarize(row), summarize(ref)
-    return Comparison(n_pairs=int(j.n_pairs[0]), effect=effect, spread=get(j.spread), range=get(j.range),
-                      sd_diff=get(j.sd_diff), ci_low=ci_low, ci_high=ci_high, verdict=verdict, unbanded=unbanded,
-                      noise_kind=(NO_EFFECT if j.no_effect[0] else NOT_SHOWN) if verdict == Verdict.NOISE else None,
-                      seeds_needed=needed, margin_spread=m_spread, margin_interval=m_interval,
-                      band=None if verdict == Verdict.NA else width,
-                      n_diverged_row=s_row.n_diverged, n_diverged_ref=s_ref.n_diverged,
-                      confidence=confidence, row=s_row, ref=s_ref)
-
-
-# ----------------------------------------------------------------------------- calibration
-@dataclass(frozen=True)
-class Calibration:
-    """Verdict counts of simulate(); rate = share of trials called better or worse."""
-    trials: int
-    better: int
-    worse: int
-    borderline: int = 0
-    no_effect: int = 0        # noise of the kind NO_EFFECT
-    settled: int = 0          # trials called better, worse or noise (outside the band)
-    flips: int = 0            # ... whose rerun, without a band, gave another of those three
-    contradictions: int = 0   # ... whose rerun settled too, on another of those three
-
-    @property
-    def rate(self) -> float:
-        return (self.better + self.worse) / self.trials
-
-    @property
-    def flip_rate(self) -> float:
-        return self.flips / self.settled if self.settled else 0.0
-
-    @property
-    def contradiction_rate(self) -> float:
-        """Of the settled verdicts, the share a rerun's report settles the other way (both outside the band)."""
-        return self.contradictions / self.settled if self.settled else 0.0
-
-
-CHUNK = 50_000   # trials drawn and judged at once: bounded memory; part of what makes a seed's stream
-
-
-def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
-             pair_correlation: float = 0.0, row_sd: float = 1.0, confidence: float = 0.95, band: float = BAND,
-             rerun_sd: Optional[float] = None) -> Calibration:
-    """Verdicts for simulated row/ref pairs, and how often a rerun flips them; deterministic from seed.
-
-    Each seed's loss is normal: ref with mean 0 and sd 1 (sigma), row with mean effect_sd
-    (positive = row worse) and sd row_sd. A shared per-seed component gives the two values
-    of a seed correlation pair_correlation (same batches). Every trial is judged by judge(),
-    the code behind compare().
-    rerun_sd: a rerun of every run on another machine, as measured: the same seeds and
-    batches, each run's own component partly redrawn so that rerun - original has sd
-    rerun_sd x the row's sd (each row's sd unchanged). flips counts the settled verdicts
-    (outside the band) whose rerun's verdict without a band differs; contradictions those
-    whose rerun is settled too, on another verdict.
-    """
-    if not 0.0 <= pair_correlation <= 1.0:
-        raise ValueError("pair_correlation must be in [0, 1]")
-    if not row_sd > 0.0:
-        raise ValueError(f"row_sd must be > 0, got {row_sd}")
-    own_var = 1.0 - pair_correlation
-    keep = 1.0
-    if rerun_sd is not None:
-        if not 0.0 <= rerun_sd ** 2 <= 2.0 * own_var:
-            raise ValueError(f"rerun_sd={rerun_sd}: must be in [0, sqrt(2 (1 - pair_correlation))]")
-        keep = 1.0 - rerun_sd ** 2 / (2.0 * own_var)        # corr(own, rerun's own)
-    rng = np.random.default_rng(seed)
-    shared_w, own_w, fresh_w = math.sqrt(pair_correlation), math.sqrt(own_var), math.sqrt(1.0 - keep ** 2)
-    counts = dict(better=0, worse=0, borderline=0, no_effect=0, settled=0, flips=0, contradictions=0)
-    settles = np.array([BETTER, WORSE, NOISE])
-    for start in range(0, trials, CHUNK):
-        common, own_ref, own_row = rng.standard_normal((3, min(CHUNK, trials - start), n_seeds))
-        ref = shared_w * common + own_w * own_ref
-        row = effect_sd + row_sd * (shared_w * common + own_w * own_row)
-        j = judge(row, ref, confidence=confidence, band=band)
-        settled = np.isin(j.code, settles)
-        counts["better"] += int((j.code == BETTER).sum())
-        counts["worse"] += int((j.code == WORSE).sum())
-        counts["borderline"] += int((j.code == BORDERLINE).sum())
-        counts["no_effect"] += int(j.no_effect.sum())
-        counts["settled"] += int(settled.sum())
-        if rerun_sd is not None:
-            fresh_ref, fresh_row = rng.standard_normal((2,) + common.shape)
-            again = judge(row + row_sd * own_w * ((keep - 1.0) * own_row + fresh_w * fresh_row),
-                          ref + own_w * ((keep - 1.0) * own_ref + fresh_w * fresh_ref),
-                          confidence=confidence, band=band)
-            counts["flips"] += int((settled & (again.unbanded != j.code)).sum())
-            counts["contradictions"] += int((settled & np.isin(again.code, settles) & (again.code != j.code)).sum())
-    return Calibration(trials=trials, **counts)
+    diffs = [float(a) - float(b) for a, b in zip(row, ref) if _finite(a) and _finite(b)]
+    effect, sd_diff = _mean_sd(diffs)
+    pooled = pooled_sd(s_row, s_ref)
+    ranges = [s.range for s in (s_row, s_ref) if s.range is not None]
+    seen = dict(n_pairs=len(diffs), effect=effect, spread=None if pooled is None else SPREAD_SDS * pooled,
+                range=max(ranges, default=None), sd_diff=sd_diff, n_diverged_row=s_row.n_diverged,
+                n_diverged_ref=s_ref.n_diverged, confidence=confidence, row=s_row, ref=s_ref)
+    if sd_diff is None:                      # fewer than two pairs: no interval, no verdict
+        return Comparison(**seen, ci_low=None, ci_high=None, verdict=Verdict.NA, unbanded=Verdict.NA,
+                          noise_kind=None, seeds_needed=None, margin_spread=None, margin_interval=None, band=None)
+    n, size, spread, width = len(diffs), abs(effect), seen["spread"], band * pooled
+    half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd_diff / math.sqrt(n)      # the paired t-interval's
+    m_spread, m_interval = size - spread, size - half
+    margin = min(m_spread, m_interval)
+    unbanded = (Verdict.BETTER if effect < 0 else Verdict.WORSE) if margin > 0.0 else Verdict.NOISE
+    verdict = Verdict.BORDERLINE if abs(margin) < width else unbanded
+    kind = None
+    if verdict == Verdict.NOISE:             # the (2 confidence - 1) interval inside +- the spread: no such effect
+        half_eq = t_quantile(confidence, n - 1) * sd_diff / math.sqrt(n)
+        kind = NO_EFFECT if size + half_eq <= spread else NOT_SHOWN
+    needed = 0 if verdict in (Verdict.BETTER, Verdict.WORSE) else seeds_needed(
+        effect, pooled, sd_diff, n_start=n + 1, confidence=confidence, band=width)
+    return Comparison(**seen, ci_low=effect - half, ci_high=effect + half, verdict=verdict, unbanded=unbanded,
+                      noise_kind=kind, seeds_needed=needed, margin_spread=m_spread, margin_interval=m_interval,
+                      band=width)
 
 
 def verdict_text(c: Optional[Comparison]) -> str:

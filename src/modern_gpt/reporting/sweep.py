@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..core.records import RunRecord
 from .results import RowResult
-from .stats import Comparison, Summary, compare, summarize
+from .stats import Comparison, Summary, compare, pooled_sd, summarize
 
 
 def spikes(losses: Sequence[float], threshold: float, start: int = 0) -> int:
@@ -44,7 +44,7 @@ def expected_max(k: int) -> float:
 
 
 @dataclass(frozen=True)
-class Cell:
+class RowAtRate:
     """One row at one learning rate: its seeds' runs."""
     multiple: float                 # of train.lr
     lr: float
@@ -62,9 +62,9 @@ class Cell:
         return self.seeds_spiked > 0 or self.val.n_diverged > 0
 
 
-def cell(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float) -> Cell:
+def row_at_rate(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float) -> RowAtRate:
     runs = tuple(runs)
-    return Cell(multiple, lr, runs, summarize([r.val_loss for r in runs]),
+    return RowAtRate(multiple, lr, runs, summarize([r.val_loss for r in runs]),
                 tuple(spikes(r.losses, threshold, r.train.warmup_iters) for r in runs), multiple == 1)
 
 
@@ -72,10 +72,10 @@ def cell(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float
 class SweepRow:
     """A covered ladder row across the grid, its cells in order of learning rate."""
     row: RowResult                  # the main table's row
-    cells: tuple[Cell, ...]
+    cells: tuple[RowAtRate, ...]
 
     @property
-    def best(self) -> Cell | None:
+    def best(self) -> RowAtRate | None:
         """The cell with the lowest mean val loss among those where no seed diverged (None: none such)."""
         ok = [c for c in self.cells if c.val.mean is not None and c.val.n_diverged == 0]
         return min(ok, key=lambda c: c.val.mean) if ok else None
@@ -98,7 +98,7 @@ def at_best(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence
     for above, below in zip(ladder, ladder[1:]):
         if above.slug in by_slug and below.slug in by_slug and below.vs is not None:
             mine, theirs = by_slug[below.slug], by_slug[above.slug]
-            def vs(a: Cell | None, b: Cell | None) -> Comparison | None:
+            def vs(a: RowAtRate | None, b: RowAtRate | None) -> Comparison | None:
                 return None if a is None or b is None else compare(
                     [r.val_loss for r in a.runs], [r.val_loss for r in b.runs], confidence=confidence, band=band_sds)
 
@@ -113,8 +113,7 @@ def selection_bias(rows: Sequence[SweepRow]) -> float | None:
     cells = [c for r in rows for c in r.cells if c.val.sd is not None]
     if not cells:
         return None
-    dof = sum(c.val.n_finite - 1 for c in cells)
-    pooled = math.sqrt(sum((c.val.n_finite - 1) * c.val.sd ** 2 for c in cells) / dof)
+    pooled = pooled_sd(*(c.val for c in cells))
     k = max(len(r.cells) for r in rows)
     n = min(c.val.n_finite for c in cells)
     return expected_max(k) * pooled / math.sqrt(n)

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..core.stage_records import Size
 from .results import RowResult
-from .stats import BAND, BETTER, NOISE, VERDICTS, WORSE, Comparison, compare, judge, summarize, t_quantile
+from .calibration import CHUNK, CODE, judge
+from .stats import BAND, Comparison, Verdict, compare, summarize, t_quantile
 
 
 class Transfer(StrEnum):
@@ -34,28 +35,28 @@ class Transfer(StrEnum):
 
 
 TRANSFERS = tuple(Transfer)
-TRANSFER_CODES = {v: i for i, v in enumerate(VERDICTS)}     # a Verdict → its code, as judge() gives it
 _FLIPS, _HOLDS, _APPEARS, _FADES, _NOISE, _OPEN = range(len(TRANSFERS))
 
 
 def classify(codes, trend_code, trend_effect, small_effect, large_effect) -> np.ndarray:
     """The transfer verdicts of many changes at once, as indices into TRANSFERS. codes: (changes, sizes) verdict
-    codes (stats.VERDICTS indices), smallest size first; trend_code: the trend's code; trend_effect: its contrast
+    codes (calibration.CODE), smallest size first; trend_code: the trend's code; trend_effect: its contrast
     (largest minus smallest); small_effect, large_effect: the mean effect at the two ends. One implementation for
     the report (transfer()) and the calibration (simulate_transfer())."""
     codes = np.atleast_2d(np.asarray(codes))
     trend_code, trend_effect = np.atleast_1d(trend_code), np.atleast_1d(np.asarray(trend_effect, dtype=float))
     small_effect, large_effect = (np.atleast_1d(np.asarray(x, dtype=float)) for x in (small_effect, large_effect))
-    called = (codes == BETTER) | (codes == WORSE)
-    trend = (trend_code == BETTER) | (trend_code == WORSE)
+    better, worse, noise = (CODE[v] for v in (Verdict.BETTER, Verdict.WORSE, Verdict.NOISE))
+    called = (codes == better) | (codes == worse)
+    trend = (trend_code == better) | (trend_code == worse)
     small, large = called[:, 0], called[:, -1]
     # "not settled" is noise: a borderline end (or trend), which another machine could tip, leaves the change open
     rules = [
-        (codes == BETTER).any(axis=1) & (codes == WORSE).any(axis=1),                      # flips
+        (codes == better).any(axis=1) & (codes == worse).any(axis=1),                      # flips
         called[:, 0] & (codes == codes[:, :1]).all(axis=1),                                # holds at every size
-        trend & large & (codes[:, 0] == NOISE) & (np.sign(trend_effect) == np.sign(large_effect)),   # appears
-        trend & small & (codes[:, -1] == NOISE) & (np.sign(trend_effect) == -np.sign(small_effect)),  # fades
-        (codes == NOISE).all(axis=1) & (trend_code == NOISE),                              # noise at every size
+        trend & large & (codes[:, 0] == noise) & (np.sign(trend_effect) == np.sign(large_effect)),   # appears
+        trend & small & (codes[:, -1] == noise) & (np.sign(trend_effect) == -np.sign(small_effect)),  # fades
+        (codes == noise).all(axis=1) & (trend_code == noise),                              # noise at every size
     ]
     out = np.full(len(codes), _OPEN)
     for index in reversed(range(len(rules))):            # the first rule that applies wins
@@ -83,7 +84,7 @@ def mean_interval(values: Sequence[Optional[float]], confidence: float) -> tuple
 
 
 @dataclass(frozen=True)
-class Cell:
+class ChangeAtSize:
     """One change at one size."""
     size: Size
     params: int                          # N at this size: the full model's non-embedding count, as its runs record it
@@ -98,7 +99,7 @@ class Cell:
 class Change:
     slug: str                            # the main ladder's row (its flag)
     label: str
-    cells: list[Cell]                    # smallest size first
+    cells: list[ChangeAtSize]            # smallest size first
     trend: Comparison                    # effect at the largest size against the smallest, paired by seed
     decades: float                       # log10 of N largest / N smallest
     transfer: Transfer
@@ -111,10 +112,10 @@ class Change:
                      for x in (t.effect, t.ci_low, t.ci_high))
 
 
-def transfer(cells: list[Cell], trend: Comparison) -> Transfer:
-    codes = [[TRANSFER_CODES[c.row.vs.verdict] for c in cells]]
+def transfer(cells: list[ChangeAtSize], trend: Comparison) -> Transfer:
+    codes = [[CODE[c.row.vs.verdict] for c in cells]]
     means = [cells[0].mean, cells[-1].mean]
-    index = classify(codes, TRANSFER_CODES[trend.verdict], _nan(trend.effect), *map(_nan, means))[0]
+    index = classify(codes, CODE[trend.verdict], _nan(trend.effect), *map(_nan, means))[0]
     return TRANSFERS[int(index)]
 
 
@@ -134,7 +135,7 @@ def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float],
         cells = []
         for (size, rows), params in zip(ladders, n):
             e = effects(rows[k], rows[k - 1], floor)
-            cells.append(Cell(size, params, rows[k], e, *mean_interval(e, confidence)))
+            cells.append(ChangeAtSize(size, params, rows[k], e, *mean_interval(e, confidence)))
         trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
         out.append(Change(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend)))
     return out
@@ -157,16 +158,15 @@ def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
     """Transfer verdicts for a change whose effect is the same at every size (effect_sd, in seed sds; positive:
     worse), deterministic from seed. At each size, each seed's loss is normal with sd 1 for the row above and the
     row, correlated pair_correlation within a seed (same batches); size_correlation correlates a seed's per-seed
-    effects across sizes (the same seed's batches at every size). Each size is judged by stats.judge, the trend by
-    stats.judge on the per-seed effects at the largest size against the smallest, and classify() decides: every
-    APPEARS or FADES counted is a false one."""
+    effects across sizes (the same seed's batches at every size). Each size is judged by calibration.judge, the
+    trend by calibration.judge on the per-seed effects at the largest size against the smallest, and classify()
+    decides: every APPEARS or FADES counted is a false one."""
     rng = np.random.default_rng(seed)
     shared, own = math.sqrt(pair_correlation), math.sqrt(1.0 - pair_correlation)
     across, alone = math.sqrt(size_correlation), math.sqrt(1.0 - size_correlation)
     counts = np.zeros(len(TRANSFERS), dtype=int)
-    chunk = 50_000
-    for start in range(0, trials, chunk):
-        n = min(chunk, trials - start)
+    for start in range(0, trials, CHUNK):
+        n = min(CHUNK, trials - start)
         seed_part = rng.standard_normal((n, 1, n_seeds))                     # the same seed, at every size
         common, own_ref, own_row = rng.standard_normal((3, n, n_sizes, n_seeds))
         common = across * seed_part + alone * common

@@ -1,0 +1,184 @@
+"""How often the rule is wrong, simulated (docs/statistics.md, "How honest the rule is"): reporting.stats's rule
+judged on many simulated comparisons at once, and the measured rerun noise the simulation is held to.
+
+judge() is compare()'s rule on (comparisons, seeds) arrays, each verdict an integer code (CODE), so that a chunk of
+trials is decided by array operations at once; simulate() draws row/ref pairs, and reruns of them, and counts the
+verdicts. The report itself judges with compare() alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .stats import BAND, SPREAD_SDS, Verdict, t_quantile
+
+VERDICTS = tuple(Verdict)                                # judge()'s codes index this
+CODE = {v: i for i, v in enumerate(VERDICTS)}            # a Verdict -> its code
+SETTLED = (Verdict.BETTER, Verdict.WORSE, Verdict.NOISE)  # the verdicts outside the band
+# A rerun on another machine, measured here: the rms of (rerun - original) final val loss of one run, over
+# the 7 ladder rows x 5 seeds, one thread each, with every initial weight perturbed by 1e-7 relative, in units
+# of the pooled seed sd of the rows (0.00072 / 0.00544).
+RERUN_SD = 0.13
+# The same measure before, at two threads and 3 seeds (0.00139 / 0.00464): the tests hold the rule to it too.
+RERUN_SD_EARLIER = 0.30
+
+
+# ----------------------------------------------------------------------------- the rule, on arrays
+@dataclass(frozen=True, eq=False)
+class Judged:
+    """judge()'s numbers: one entry per comparison (NaN where undefined), what compare() gives for one."""
+    n_pairs: np.ndarray          # seeds finite in both rows
+    effect: np.ndarray           # mean paired difference row - ref (NaN with no pair)
+    sd_diff: np.ndarray          # sd of the paired differences (NaN with fewer than two pairs)
+    half: np.ndarray             # half-width of the paired t interval
+    pooled: np.ndarray           # pooled seed sd of the two rows, each over its own finite seeds
+    spread: np.ndarray           # SPREAD_SDS x pooled
+    range: np.ndarray            # the larger of the two rows' max - min (shown, not used by the rule)
+    margin_spread: np.ndarray    # |effect| - spread
+    margin_interval: np.ndarray  # |effect| - half
+    width: np.ndarray            # the band in loss units: band x pooled
+    code: np.ndarray             # the verdict's code (CODE)
+    unbanded: np.ndarray         # the code without the band: better, worse, noise or n/a
+    no_effect: np.ndarray        # noise whose (2 x confidence - 1) interval lies inside +- the spread
+
+
+def _rows_stats(x: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per comparison: finite count, sum of squared deviations from the mean, and range (NaN with none)."""
+    n = ok.sum(axis=1)
+    mean = np.where(ok, x, 0.0).sum(axis=1) / np.maximum(n, 1)
+    ss = (np.where(ok, x - mean[:, None], 0.0) ** 2).sum(axis=1)
+    rng = np.where(ok, x, -np.inf).max(axis=1) - np.where(ok, x, np.inf).min(axis=1)
+    return n, ss, np.where(n > 0, rng, np.nan)
+
+
+def _per_df(p: float, n: np.ndarray) -> np.ndarray:
+    """t_quantile(p, n - 1) for each count n >= 2 (NaN below), one scipy call per distinct n."""
+    out = np.full(n.shape, np.nan)
+    for k in np.unique(n[n >= 2]):
+        out[n == k] = t_quantile(p, int(k) - 1)
+    return out
+
+
+def judge(row, ref, *, confidence: float = 0.95, band: float = BAND) -> Judged:
+    """RULE for many comparisons at once: row and ref are (comparisons, seeds) arrays, seed i paired with seed i;
+    a non-finite value (NaN, inf) is a diverged seed. The rule's arithmetic is stats.compare()'s, on arrays (a test
+    holds the two equal): see compare() for what each verdict means."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if not band >= 0.0:
+        raise ValueError(f"band must be >= 0, got {band}")
+    row, ref = np.atleast_2d(np.asarray(row, dtype=float)), np.atleast_2d(np.asarray(ref, dtype=float))
+    if row.shape != ref.shape:
+        raise ValueError(f"row has shape {row.shape}, ref has {ref.shape}")
+    ok_row, ok_ref = np.isfinite(row), np.isfinite(ref)
+    both = ok_row & ok_ref
+    n_row, ss_row, range_row = _rows_stats(row, ok_row)
+    n_ref, ss_ref, range_ref = _rows_stats(ref, ok_ref)
+    with np.errstate(invalid="ignore", divide="ignore"):     # undefined entries come out NaN, as documented
+        diffs = np.where(both, row - ref, 0.0)
+        n = both.sum(axis=1)
+        effect = np.where(n > 0, diffs.sum(axis=1) / n, np.nan)
+        sd_diff = np.sqrt((np.where(both, diffs - effect[:, None], 0.0) ** 2).sum(axis=1) / (n - 1))
+        sd_diff = np.where(n >= 2, sd_diff, np.nan)
+        dof = np.maximum(n_row - 1, 0) + np.maximum(n_ref - 1, 0)
+        pooled = np.where(dof > 0, np.sqrt((ss_row + ss_ref) / dof), np.nan)
+        root_n = np.sqrt(n)
+        half = _per_df(0.5 + confidence / 2.0, n) * sd_diff / root_n
+        half_eq = _per_df(confidence, n) * sd_diff / root_n            # of the (2 confidence - 1) interval
+    spread = SPREAD_SDS * pooled
+    size = np.abs(effect)
+    m_spread, m_interval = size - spread, size - half
+    width = band * pooled
+    margin = np.minimum(m_spread, m_interval)
+    na = n < 2
+    called = np.where(effect < 0, CODE[Verdict.BETTER], CODE[Verdict.WORSE])
+    unbanded = np.where(na, CODE[Verdict.NA], np.where(margin > 0.0, called, CODE[Verdict.NOISE]))
+    code = np.where(~na & (np.abs(margin) < width), CODE[Verdict.BORDERLINE], unbanded)
+    no_effect = (code == CODE[Verdict.NOISE]) & (size + half_eq <= spread)
+    return Judged(n_pairs=n, effect=effect, sd_diff=sd_diff, half=half, pooled=pooled, spread=spread,
+                  range=np.fmax(range_row, range_ref), margin_spread=m_spread, margin_interval=m_interval,
+                  width=width, code=code, unbanded=unbanded, no_effect=no_effect)
+
+
+# ----------------------------------------------------------------------------- the simulation
+@dataclass(frozen=True)
+class Calibration:
+    """Verdict counts of simulate(); rate = share of trials called better or worse."""
+    trials: int
+    better: int
+    worse: int
+    borderline: int = 0
+    no_effect: int = 0        # noise of the kind NO_EFFECT
+    settled: int = 0          # trials called better, worse or noise (outside the band)
+    flips: int = 0            # ... whose rerun, without a band, gave another of those three
+    contradictions: int = 0   # ... whose rerun settled too, on another of those three
+
+    @property
+    def rate(self) -> float:
+        return (self.better + self.worse) / self.trials
+
+    @property
+    def flip_rate(self) -> float:
+        return self.flips / self.settled if self.settled else 0.0
+
+    @property
+    def contradiction_rate(self) -> float:
+        """Of the settled verdicts, the share a rerun's report settles the other way (both outside the band)."""
+        return self.contradictions / self.settled if self.settled else 0.0
+
+
+CHUNK = 50_000   # trials drawn and judged at once: bounded memory; part of what makes a seed's stream
+
+
+def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
+             pair_correlation: float = 0.0, row_sd: float = 1.0, confidence: float = 0.95, band: float = BAND,
+             rerun_sd: Optional[float] = None) -> Calibration:
+    """Verdicts for simulated row/ref pairs, and how often a rerun flips them; deterministic from seed.
+
+    Each seed's loss is normal: ref with mean 0 and sd 1 (sigma), row with mean effect_sd
+    (positive = row worse) and sd row_sd. A shared per-seed component gives the two values
+    of a seed correlation pair_correlation (same batches). Every trial is judged by judge(),
+    compare()'s rule on arrays.
+    rerun_sd: a rerun of every run on another machine, as measured: the same seeds and
+    batches, each run's own component partly redrawn so that rerun - original has sd
+    rerun_sd x the row's sd (each row's sd unchanged). flips counts the settled verdicts
+    (outside the band) whose rerun's verdict without a band differs; contradictions those
+    whose rerun is settled too, on another verdict.
+    """
+    if not 0.0 <= pair_correlation <= 1.0:
+        raise ValueError("pair_correlation must be in [0, 1]")
+    if not row_sd > 0.0:
+        raise ValueError(f"row_sd must be > 0, got {row_sd}")
+    own_var = 1.0 - pair_correlation
+    keep = 1.0
+    if rerun_sd is not None:
+        if not 0.0 <= rerun_sd ** 2 <= 2.0 * own_var:
+            raise ValueError(f"rerun_sd={rerun_sd}: must be in [0, sqrt(2 (1 - pair_correlation))]")
+        keep = 1.0 - rerun_sd ** 2 / (2.0 * own_var)        # corr(own, rerun's own)
+    rng = np.random.default_rng(seed)
+    shared_w, own_w, fresh_w = math.sqrt(pair_correlation), math.sqrt(own_var), math.sqrt(1.0 - keep ** 2)
+    counts = dict(better=0, worse=0, borderline=0, no_effect=0, settled=0, flips=0, contradictions=0)
+    settles = np.array([CODE[v] for v in SETTLED])
+    for start in range(0, trials, CHUNK):
+        common, own_ref, own_row = rng.standard_normal((3, min(CHUNK, trials - start), n_seeds))
+        ref = shared_w * common + own_w * own_ref
+        row = effect_sd + row_sd * (shared_w * common + own_w * own_row)
+        j = judge(row, ref, confidence=confidence, band=band)
+        settled = np.isin(j.code, settles)
+        counts["better"] += int((j.code == CODE[Verdict.BETTER]).sum())
+        counts["worse"] += int((j.code == CODE[Verdict.WORSE]).sum())
+        counts["borderline"] += int((j.code == CODE[Verdict.BORDERLINE]).sum())
+        counts["no_effect"] += int(j.no_effect.sum())
+        counts["settled"] += int(settled.sum())
+        if rerun_sd is not None:
+            fresh_ref, fresh_row = rng.standard_normal((2,) + common.shape)
+            again = judge(row + row_sd * own_w * ((keep - 1.0) * own_row + fresh_w * fresh_row),
+                          ref + own_w * ((keep - 1.0) * own_ref + fresh_w * fresh_ref),
+                          confidence=confidence, band=band)
+            counts["flips"] += int((settled & (again.unbanded != j.code)).sum())
+            counts["contradictions"] += int((settled & np.isin(again.code, settles) & (again.code != j.code)).sum())
+    return Calibration(trials=trials, **counts)
