@@ -3,7 +3,8 @@
 Reads configs/plan.json (core.stage_records.Plan: the ladders' rows, labels, seeds, optional runs: A/A, leave one
 out, reruns, the learning-rate grid), each listed run's record (data/runs/<row>/<seed>/run.json: never a glob, so
 runs left from a larger grid are never read), each row's serve record (data/serve/<row>.json, a ServeRecord), the
-corpus meta and its floor. This stage measures nothing,
+corpus meta and its floor; each listed run's config file (configs/<row>.json) for its md5 in reports/runs.csv. This
+stage measures nothing,
 so the same runs give the same report on any machine (reporting.collect).
 """
 
@@ -22,6 +23,7 @@ from modern_gpt.core.stage import stage_main
 from modern_gpt.core.stage_records import Plan, ServeRecord
 from modern_gpt.reporting.collect import collect
 from modern_gpt.reporting.files import write_report
+from modern_gpt.reporting.runs_csv import file_md5, run_lines
 
 PARAMS = ("report",)               # the params sections this stage reads: dvc.yaml lists the same
 GENERATED = "data/generated"       # the generate stage's folder: its floor applies to its corpus only
@@ -47,7 +49,8 @@ def main() -> None:
 
     generated = Path(meta["corpus"]["path"]) == Path(GENERATED) / "sanskrit.txt"
     floor = read_json(Path(GENERATED) / "floor.json") if generated else None
-    write_report(collect(plan, meta, floor, section, records, served), Path(args.out))
+    lines = run_lines(plan, records, lambda slug: file_md5(Path("configs") / f"{slug}.json"))
+    write_report(collect(plan, meta, floor, section, records, served), Path(args.out), lines)
 
 if __name__ == "__main__":
     stage_main(main)

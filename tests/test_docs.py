@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from modern_gpt.pipeline.families import SERVING, TRAINING
+from modern_gpt.reporting.runs_csv import from_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = [ROOT / "reports" / "ablation.md", ROOT / "reports" / "beyond.md"]
@@ -337,6 +338,38 @@ def repro_problems(command: str, lines: list[str]) -> list[str]:
     return problems
 
 
+def committed_runs() -> dict[str, dict[str, list[float]]]:
+    """reports/runs.csv's val losses: family → run → seed's val, in seed order."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for line in from_csv((ROOT / "reports" / "runs.csv").read_text(encoding="utf-8")):
+        out.setdefault(line.family, {}).setdefault(line.run, []).append(line.val_loss)
+    return out
+
+
+def review_problems(lines: list[str]) -> list[str]:
+    """`modern-gpt review BASE` against HEAD: the BASE column is the committed runs' mean (the runs of both sides'
+    seeds: all of them where no seed is on one side only), Δ is here minus BASE, and a row whose inputs are the
+    same moved by 0."""
+    table = [cells(line) for line in lines if line.startswith("|") and "---" not in line]
+    if not table or table[0][:2] != ["row", "family"]:
+        return ["modern-gpt review: no rows table (row, family, ...)"]
+    head, runs, problems = table[0], committed_runs(), []
+    for row in (dict(zip(head, r)) for r in table[1:]):
+        run = re.match(r"`([^`]+)`", row["row"]).group(1)
+        vals = runs.get(row["family"], {}).get(run)
+        if vals is None:
+            problems.append(f"modern-gpt review: {row['family']} {run}: no such run in reports/runs.csv")
+            continue
+        if row["BASE val"] != f"{sum(vals) / len(vals):.4f}":
+            problems.append(f"modern-gpt review: {run}: BASE val {row['BASE val']}, reports/runs.csv gives "
+                            f"{sum(vals) / len(vals):.4f}")
+        if abs(float(row["val here"]) - float(row["BASE val"]) - float(row["Δ val"])) > 1.5e-4:
+            problems.append(f"modern-gpt review: {run}: Δ {row['Δ val']} is not {row['val here']} - {row['BASE val']}")
+        if row["inputs"] == "same" and row["Δ val"] != "+0.0000":
+            problems.append(f"modern-gpt review: {run}: the same inputs and Δ {row['Δ val']}")
+    return problems
+
+
 def quote_problems(text: str) -> tuple[list[str], set[str]]:
     """What the page's quoted command output gets wrong against the committed files, and which kinds it quotes."""
     problems, kinds, workspace = [], set(), {}
@@ -354,6 +387,9 @@ def quote_problems(text: str) -> tuple[list[str], set[str]]:
         elif (diff := re.fullmatch(r"git diff (reports/\S+)", command)):
             problems += git_diff_problems(diff.group(1), lines, workspace)
             kinds.add("git diff reports/")
+        elif re.fullmatch(r"modern-gpt review \S+", command):
+            problems += review_problems(lines)
+            kinds.add("modern-gpt review")
         elif re.search(r"\bdvc (repro|exp run -S model\.)", command) and "--queue" not in command:
             problems += repro_problems(command, lines)
             kinds.add("dvc repro" if "repro" in command else "dvc exp run")
@@ -370,6 +406,19 @@ def test_quoted_command_output_agrees_with_the_committed_files(page):
 def test_the_pipeline_page_quotes_each_kind_of_output_and_the_check_reads_them():
     _, kinds = quote_problems((ROOT / "docs" / "pipeline.md").read_text(encoding="utf-8"))
     assert kinds == {"dvc metrics diff", "dvc exp show", "git diff reports/", "dvc repro", "dvc exp run"}, kinds
+
+
+def test_the_review_page_quotes_a_review_and_the_check_reads_it():
+    _, kinds = quote_problems((ROOT / "docs" / "review.md").read_text(encoding="utf-8"))
+    assert "modern-gpt review" in kinds
+    runs = committed_runs()["run"]
+    slug, vals = next(iter(runs.items()))
+    mean = sum(vals) / len(vals)
+    row = f"| `{slug}` | run | same | {len(vals)} | {{}} | {mean:.4f} | +0.0000 | | noise |"
+    page = f"```\n$ modern-gpt review HEAD\n| row | family | inputs | seeds | BASE val | val here | Δ val | CI | " \
+           f"verdict |\n|---|---|---|---|---|---|---|---|---|\n{row}\n```\n"
+    assert quote_problems(page.format(f"{mean:.4f}"))[0] == []
+    assert any("BASE val" in p for p in quote_problems(page.format(f"{mean + 0.001:.4f}"))[0])
 
 
 def test_the_quote_check_catches_a_stale_value():

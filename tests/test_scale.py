@@ -217,18 +217,31 @@ def cells(text: str) -> list[list[str]]:
     return [[c.strip() for c in x.strip().strip("|").split("|")] for x in lines]
 
 
-def test_the_scale_report_has_a_column_group_per_size_and_a_row_per_change(tmp_path):
+def tables_of(text: str) -> list[list[list[str]]]:
+    """Each table of the report, header then rows (not the alignment line): build_scale's parts end at a blank line."""
+    return [cells(part) for part in text.split("\n\n") if part.startswith("|")]
+
+
+def test_the_scale_report_has_a_table_per_size_then_the_transfer_table_none_wider_than_9_columns(tmp_path):
+    """Once one table of 17 columns (a column group per size, then the trend): every cell it had is still shown,
+    each size's under its N, in a table a review can read without scrolling sideways."""
     per_size = [shifted(0.0), shifted(-0.02), shifted(-0.05)]
     results = results_of(per_size, floor=1.5)
     text, table = build_scale(results)
     assert text.startswith(W.SCALE_TITLE) and "**r = d / (L(k−1) − floor)**" in text
-    head = next(x for x in cells(text) if x[0] == "change")
-    assert head[1:5] == ["s0 0.050M Δ val", "95% CI", "verdict", "mean r"]
-    assert head[5] == "model: 0.200M Δ val" and head[9] == "s2 0.800M Δ val"
-    assert head[-4:] == ["trend of r (largest − smallest)", "95% CI", "per decade of N", "transfer"]
-    (row,) = [x for x in cells(text) if x[0] == "+ RMSNorm"]
-    assert row[3] == "noise (no effect larger than the spread)" and row[11] == "**better**"
-    assert row[-1] == "**appears with size**" and row[-4].endswith("(settled)")
+    provenance, *at_sizes, transfer = tables_of(text)
+    assert all(len(row) <= 9 for t in tables_of(text) for row in t) and len(provenance[0]) == 2
+    assert [t[0] for t in at_sizes] == [["change", f"{size} Δ val", "95% CI", "verdict", "mean r"]
+                                        for size in ("s0 0.050M", "model: 0.200M", "s2 0.800M")]
+    assert [[row[0] for row in t[1:]] for t in at_sizes] == [["+ RMSNorm"]] * 3     # a row per change
+    (_, *s0), (_, *middle), (_, *s2) = (t[1] for t in at_sizes)
+    assert re.fullmatch(r"[+-]0\.0000", s0[0])                                      # a mean effect of ±1e-16
+    assert s0[1:] == ["[-0.0018, +0.0018]", "noise (no effect larger than the spread)", "+0.000"]
+    assert middle == ["-0.0200", "[-0.0218, -0.0182]", "**better**", "-0.040"]
+    assert s2 == ["-0.0500", "[-0.0518, -0.0482]", "**better**", "-0.100"]
+    assert transfer == [["change", "trend of r (largest − smallest)", "95% CI", "per decade of N", "transfer"],
+                        ["+ RMSNorm", "-0.100 (settled)", "[-0.100, -0.099]", "-0.083 [-0.083, -0.082]",
+                         "**appears with size**"]]
     assert "**The full model against the baseline, at every size:** s0 Δ val" in text
     assert "| sizes |" in re.sub(" +", " ", text) and "N = 800,000" in text
     assert [(r["size"], r["params"]) for r in table] == [("s0", 50_000), ("model:", 200_000), ("s2", 800_000)]
@@ -244,4 +257,5 @@ def test_the_scale_report_has_a_column_group_per_size_and_a_row_per_change(tmp_p
 def test_without_a_floor_the_report_uses_raw_d_and_says_so():
     text, table = build_scale(results_of([shifted(-0.05), shifted(-0.04), shifted(-0.05)]))
     assert "This corpus has no known floor" in text and "trend of d (largest − smallest)" in text
+    assert [t[0][-1] for t in tables_of(text)[1:-1]] == ["mean d"] * 3
     assert {r["measure"] for r in table} == {"d"} and table[0]["effect"] == pytest.approx(-0.05)

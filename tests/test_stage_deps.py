@@ -93,7 +93,8 @@ def test_plan_depends_on_all_of_params_yaml_and_runs_on_their_own_config_file():
         assert STAGES[family.stage]["deps"] == STAGES["run"]["deps"]    # the one list, written once
 
 
-TOOLS = (f"{PACKAGE}/hf/", f"{PACKAGE}/bench/", f"{PACKAGE}/cli/")   # run beside the pipeline (docs/layout.md)
+TOOLS = (f"{PACKAGE}/hf/", f"{PACKAGE}/bench/", f"{PACKAGE}/review/", f"{PACKAGE}/cli/")   # beside the pipeline
+                                                                                             # (docs/layout.md)
 
 
 @pytest.mark.parametrize("name", list(STAGES))

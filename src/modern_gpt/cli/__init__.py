@@ -1,5 +1,5 @@
-"""`modern-gpt ablate|bench|sample|repro|shard|explain|import-config|export|import`, also `python -m modern_gpt` and
-the book's `python modern_gpt.py --ablate`.
+"""`modern-gpt ablate|bench|sample|repro|shard|review|explain|import-config|export|import`, also `python -m
+modern_gpt` and the book's `python modern_gpt.py --ablate`.
 
 Each command is a module whose add_parsers registers its parser and its function (set_defaults(func=...)); this
 file only puts them together, in the order `--help` lists them.
@@ -11,10 +11,10 @@ import argparse
 import sys
 
 from ..core.errors import ConfigError, DataError
-from . import ablate, bench, explain, hf_io, repro, sample, shard
+from . import ablate, bench, explain, hf_io, repro, review, sample, shard
 from .parsing import CommandParser, command_hint
 
-COMMANDS = (ablate, bench, sample, repro, shard, explain, hf_io)
+COMMANDS = (ablate, bench, sample, repro, shard, review, explain, hf_io)
 BOOK_SPELLING = ("ablate", "bench")             # `--ablate` and `--bench` as the first argument
 
 

@@ -10,6 +10,7 @@ from ..core.files import write_bytes, write_json
 from .plots import LR_COLUMNS, curves, lr_plot, lr_rows, plot
 from .report import CURVES_PLOT, SWEEP_PLOT, build, build_beyond
 from .results import Results
+from .runs_csv import RunLine, to_csv
 from . import scale
 
 
@@ -22,8 +23,8 @@ LADDER_REPORTS = {"beyond": ("beyond.md", build_beyond)}
 SCALE_REPORT = "scale.md"          # the scale ladders, all sizes in one report (reporting.scale)
 
 
-def write_report(results: Results, out: Path) -> None:
-    """ablation.md, metrics.json and ablation.csv; the validation curves and the learning-rate grid, each as a
+def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
+    """ablation.md, metrics.json and ablation.csv; runs.csv, one line per run (`runs`); the validation curves and the learning-rate grid, each as a
     plot and a CSV; each further ladder's report where it is on, and the scale ladders' (scale.md, .csv, .png)
     while sizes are listed (off, a report already there stays: git tracks it)."""
     report = build(results)
@@ -37,6 +38,7 @@ def write_report(results: Results, out: Path) -> None:
     write_json(out / "metrics.json", report.metrics)
     write_bytes(out / "ablation.csv", csv_bytes(report.table))
     write_bytes(out / "val_curves.csv", csv_bytes(curve_rows))
+    write_bytes(out / "runs.csv", to_csv(list(runs)))
     for ladder in results.ladders[1:]:
         if ladder.name in LADDER_REPORTS:
             name, build_ladder = LADDER_REPORTS[ladder.name]

@@ -59,25 +59,37 @@ def _trend(c: Change, floor: bool) -> tuple[str, str, str]:
             else _effect(slope, floor))
 
 
-def table(found: list[Change], floor: bool) -> str:
-    """A row per change, a column group per size (its N in the header), then the trend and the transfer."""
-    measure = "r" if floor else "d"
-    headers = ["change"]
-    for cell in found[0].cells:
-        head = f"{size_name(cell.size)} {millions(cell.params)}"
-        headers += [f"{head} Δ val", "95% CI", "verdict", f"mean {measure}"]
-    headers += [f"trend of {measure} (largest − smallest)", "95% CI", "per decade of N", "transfer"]
+def size_table(found: list[Change], i: int, floor: bool) -> str:
+    """Size i's columns, a row per change, its N in the header. A table per size, not a column group each in one
+    wide table, keeps every table at 5 columns however many sizes: a changed cell is a diff of one short line."""
+    first = found[0].cells[i]
+    headers = ["change", f"{size_name(first.size)} {millions(first.params)} Δ val", "95% CI", "verdict",
+               f"mean {'r' if floor else 'd'}"]
     rows = []
     for c in found:
-        line = [c.label]
-        for cell in c.cells:
-            vs = cell.row.vs
-            line += [num(vs.effect, sign=True), interval(vs), verdict(vs), _effect(cell.mean, floor)]
+        cell = c.cells[i]
+        rows.append([c.label, num(cell.row.vs.effect, sign=True), interval(cell.row.vs), verdict(cell.row.vs),
+                     _effect(cell.mean, floor)])
+    return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True,
+                    colalign=["left"] + ["right"] * (len(headers) - 1))
+
+
+def transfer_table(found: list[Change], floor: bool) -> str:
+    """A row per change across the sizes: the trend, its interval, its slope, the transfer verdict."""
+    measure = "r" if floor else "d"
+    headers = ["change", f"trend of {measure} (largest − smallest)", "95% CI", "per decade of N", "transfer"]
+    rows = []
+    for c in found:
         word = f"**{c.transfer}**" if c.transfer in (Transfer.HOLDS, Transfer.APPEARS, Transfer.FADES,
                                                       Transfer.FLIPS) else str(c.transfer)
-        rows.append(line + [*_trend(c, floor), word])
+        rows.append([c.label, *_trend(c, floor), word])
     return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True,
                     colalign=["left"] + ["right"] * (len(headers) - 2) + ["left"])
+
+
+def tables(found: list[Change], floor: bool) -> list[str]:
+    """A table per size, smallest N first, then the transfer table: 5 columns each, however many sizes are listed."""
+    return [size_table(found, i, floor) for i in range(len(found[0].cells))] + [transfer_table(found, floor)]
 
 
 def provenance(results: Results) -> dict[str, str]:
@@ -168,7 +180,7 @@ def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
         W.SCALE_MEASURE_FLOOR if floor else W.SCALE_MEASURE_RAW,
         f"**Rule at each size.** {rule(s.confidence)}",
         W.SCALE_TREND,
-        table(found, floor),
+        *tables(found, floor),
         full_lines(results),
         f"![the effect of each change against model size]({PLOT})",
         "## The transfer verdicts",

@@ -1,0 +1,148 @@
+"""What a change did to each row, paired by seed across two commits, judged by the main table's rule.
+
+Seed s gives every row the same batches on any commit with the same tokenized corpus (corpus, split and tokenizer:
+one md5 in dvc.lock). So a row's seed s on BASE and here is a pair, and `compare()` judges here against BASE exactly
+as it judges a row against the row above. Where the tokens differ, a seed no longer means the same batches: the
+rows are then set side by side unpaired, without a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..reporting.calibration import RERUN_SD
+from ..reporting.runs_csv import RunLine
+from ..reporting.stats import BAND, Comparison, Summary, compare, pooled_sd, summarize
+from .sides import Side
+
+# A row whose inputs did not change may still move on another CPU: each run by about RERUN_SD of the row's seed sd
+# (measured: reporting/calibration.py). Past this many of those, rounding does not explain it.
+RERUN_BAND_RUNS = 3.0
+
+
+@dataclass(frozen=True)
+class RowDiff:
+    """One row present on both sides: its seeds on each, and here against BASE."""
+    family: str
+    run: str                       # the run folder (data/runs/<run>/): the row's identity across commits
+    row: str
+    size: str
+    lr: float
+    inputs_changed: bool           # its config file's, its training code's or the tokens' md5 differs
+    seeds: tuple[int, ...]         # on both sides: the pairs
+    base: Summary                  # val loss over those seeds
+    here: Summary
+    vs: Comparison | None          # here against BASE, paired by seed (None: not paired)
+    delta: float | None            # here - BASE: the mean paired Δ, or the difference of the means unpaired
+    moved: float                   # the largest |Δ| of one seed
+    band: float | None             # the rerun band: how far another CPU's rounding moves one run
+
+
+@dataclass(frozen=True)
+class Review:
+    base: str
+    here: str
+    paired: bool                               # the same tokens on both sides: seeds pair
+    tokens: tuple[str | None, str | None]      # the tokenized corpus's md5 on each side
+    params: tuple[tuple[str, Any, Any], ...]   # (key, BASE's value, here's) for each params key that differs
+    configs: tuple[str, ...]                   # runs whose config file differs, was added or removed (of those
+                                               # runs.csv lists on either side)
+    code: tuple[tuple[str, ...], tuple[str, ...]]       # the training code's md5s on each side
+    machines: tuple[tuple[str, ...], tuple[str, ...]]   # the machines that trained each side's runs
+    rows: tuple[RowDiff, ...]                  # in here's order (BASE's for the rest)
+    verdicts: tuple[tuple[str, str, str, str], ...]     # (row, label here, BASE's verdict, here's) that differ
+    one_side: tuple[tuple[str, str, tuple[int, ...]], ...]   # (side, run, seeds) present on one side only
+    confidence: float
+
+    @property
+    def changed(self) -> list[RowDiff]:
+        return [r for r in self.rows if r.inputs_changed]
+
+    @property
+    def moved(self) -> list[RowDiff]:
+        """Rows whose inputs did not change, moved further than the rerun band."""
+        return [r for r in self.rows if not r.inputs_changed and r.band is not None and r.moved > r.band]
+
+    @property
+    def drifted(self) -> list[RowDiff]:
+        """Rows whose inputs did not change, moved within the rerun band (another CPU's rounding)."""
+        return [r for r in self.rows if not r.inputs_changed and r.moved > 0 and r not in self.moved]
+
+
+def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out.update(flatten(v, f"{prefix}{k}.") if isinstance(v, dict) and v else {f"{prefix}{k}": v})
+    return out
+
+
+def params_diff(base: dict, here: dict) -> tuple[tuple[str, Any, Any], ...]:
+    a, b = flatten(base), flatten(here)
+    return tuple((k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
+
+
+def by_row(runs: tuple[RunLine, ...]) -> dict[tuple[str, str], dict[int, RunLine]]:
+    out: dict[tuple[str, str], dict[int, RunLine]] = {}
+    for line in runs:
+        out.setdefault(line.key, {})[line.seed] = line
+    return out
+
+
+def row_diff(key: tuple[str, str], base: dict[int, RunLine], here: dict[int, RunLine], paired: bool,
+             confidence: float, band: float) -> RowDiff:
+    seeds = tuple(sorted(set(base) & set(here)))
+    a, b = [base[s].val_loss for s in seeds], [here[s].val_loss for s in seeds]
+    first_a, first_b = base[seeds[0]], here[seeds[0]]
+    changed = ({(x.config_md5, x.code_md5) for x in base.values()}
+               != {(x.config_md5, x.code_md5) for x in here.values()})
+    vs = compare(b, a, confidence=confidence, band=band) if paired else None
+    sa, sb = summarize(a), summarize(b)
+    delta = vs.effect if vs is not None else (sb.mean - sa.mean if None not in (sa.mean, sb.mean) else None)
+    steps = [abs(y - x) for x, y in zip(a, b) if x is not None and y is not None and math.isfinite(y - x)]
+    sd = pooled_sd(sa, sb)
+    return RowDiff(key[0], key[1], first_b.row, first_b.size, first_b.lr, changed or not paired,
+                   seeds, sa, sb, vs, delta, max(steps, default=0.0),
+                   RERUN_BAND_RUNS * RERUN_SD * sd if sd is not None else None)
+
+
+def verdict_changes(base: Side, here: Side) -> tuple[tuple[str, str, str, str], ...]:
+    def verdicts(side: Side) -> dict[str, tuple[str, str]]:
+        return {r["row"]: (r.get("variant", ""), " ".join(filter(None, [r.get("verdict", ""),
+                                                                         f"({r['noise_kind']})" if r.get("noise_kind")
+                                                                         else ""])))
+                for r in side.table}
+    a, b = verdicts(base), verdicts(here)
+    return tuple((row, b[row][0], a[row][1], b[row][1]) for row in b if row in a and a[row][1] != b[row][1])
+
+
+def review(base: Side, here: Side) -> Review:
+    """BASE against here, row by row and seed by seed."""
+    section = here.params.get("report") or {}
+    confidence, band = section.get("confidence", 0.95), section.get("borderline", BAND)
+    tokens = (base.tokens(), here.tokens())
+    paired = tokens[0] is not None and tokens[0] == tokens[1]
+    a, b = by_row(base.runs), by_row(here.runs)
+    both = [k for k in b if k in a and set(a[k]) & set(b[k])]
+    one_side = [("BASE", k[1], tuple(sorted(set(a[k]) - set(b.get(k, {}))))) for k in a]
+    one_side += [("here", k[1], tuple(sorted(set(b[k]) - set(a.get(k, {}))))) for k in b]
+    runs = {x.run for x in base.runs + here.runs}                     # configs/plan.json is not a run's
+    configs = sorted(s for s in (set(base.configs) | set(here.configs)) & runs
+                     if base.configs.get(s) != here.configs.get(s))
+    return Review(
+        base=base.name, here=here.name, paired=paired, tokens=tokens,
+        params=params_diff(base.params, here.params), configs=tuple(configs),
+        code=(codes(base), codes(here)), machines=(machines(base), machines(here)),
+        rows=tuple(row_diff(k, a[k], b[k], paired, confidence, band) for k in both),
+        verdicts=verdict_changes(base, here), one_side=tuple(x for x in one_side if x[2]), confidence=confidence)
+
+
+def codes(side: Side) -> tuple[str, ...]:
+    return tuple(sorted({x.code_md5 for x in side.runs}))
+
+
+def machines(side: Side) -> tuple[str, ...]:
+    return tuple(sorted({x.machine for x in side.runs}))

@@ -1,0 +1,158 @@
+"""`modern-gpt review` on made-up sides (the end-to-end review, check and workflow: tests/test_pipeline.py), and
+reports/runs.csv's lines: what the report stage writes and review reads back."""
+
+import dataclasses
+import random
+
+import pytest
+
+from modern_gpt.core.errors import DataError
+from modern_gpt.core.stage_records import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
+from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
+from modern_gpt.reporting.stats import Verdict, compare
+from modern_gpt.review.check import report_cells, row_disagreements, stale, text
+from modern_gpt.review.diff import review
+from modern_gpt.review.render import data, markdown
+from modern_gpt.review.sides import Side
+
+SEEDS = range(5)
+LOCK = {"stages": {"tokenize": {"outs": [{"path": "data/tokenized", "md5": "aaa.dir"}]}}}
+
+
+def line(run: str, seed: int, val: float, *, config: str = "c", code: str = "k", machine: str = "cpu A",
+         family: str = "run") -> RunLine:
+    return RunLine(family, run, "", 1.0, seed, run, val + 0.01, val, val / 0.69, 1000, 20, False, 1.0, config,
+                   code, machine)
+
+
+def side(name: str, lines: list[RunLine], lock: dict = LOCK, table: tuple = (), params: dict | None = None) -> Side:
+    return Side(name, tuple(lines), params or {"model": {"n_kv_head": 2}}, {x.run: x.config_md5 for x in lines},
+                lock, table)
+
+
+def seeds_of(run: str, mean: float, sd: float = 0.005, rng_seed: int = 0, **kw) -> list[RunLine]:
+    rng = random.Random(rng_seed)
+    return [line(run, s, mean + rng.gauss(0, sd), **kw) for s in SEEDS]
+
+
+def test_a_changed_row_is_paired_by_seed_and_judged_by_the_main_tables_rule():
+    same = seeds_of("norm", 1.0)
+    base = side("main", seeds_of("gqa", 0.96, rng_seed=1) + same)
+    worse = [dataclasses.replace(x, val_loss=x.val_loss + 0.03 + 0.001 * x.seed, config_md5="c2")
+             for x in base.runs[:5]]
+    r = review(base, side("here", worse + same, params={"model": {"n_kv_head": 1}}))
+    gqa, norm = r.rows
+    assert r.paired and gqa.inputs_changed and not norm.inputs_changed
+    assert gqa.seeds == (0, 1, 2, 3, 4)
+    expected = compare([x.val_loss for x in worse], [x.val_loss for x in base.runs[:5]])
+    assert gqa.vs == expected and gqa.vs.verdict == Verdict.WORSE
+    assert norm.delta == 0 and norm.moved == 0 and r.moved == [] and r.drifted == []
+    assert r.params == (("model.n_kv_head", 2, 1),) and r.configs == ("gqa",)
+    text_ = markdown(r)
+    assert text_.splitlines()[2].startswith("**here against main:** 1 of 2 rows changed inputs; gqa worse")
+    assert "`model.n_kv_head` `2` → `1`" in text_ and "| `norm` " in text_ and "+0.0000" in text_
+    assert max(len(row.strip("|").split("|")) for row in text_.splitlines() if row.startswith("|")) <= 9
+    assert data(r)["rows"][0]["verdict"] == "worse"
+
+
+def test_unchanged_inputs_that_moved_are_named_by_how_far():
+    base = side("main", seeds_of("a", 1.0) + seeds_of("b", 1.0, rng_seed=2))
+    moved = [dataclasses.replace(x, val_loss=x.val_loss + (0.0001 if x.run == "a" else 0.02), machine="cpu B")
+             for x in base.runs]
+    r = review(base, side("here", moved))
+    assert [x.run for x in r.drifted] == ["a"] and [x.run for x in r.moved] == ["b"]
+    text_ = markdown(r)
+    assert "past the rerun band" in text_ and "another CPU" in text_ and "cpu A → cpu B" in text_
+    same_machine = review(base, side("here", [dataclasses.replace(x, machine="cpu A") for x in moved]))
+    assert "not deterministic" in markdown(same_machine)
+
+
+def test_other_tokens_are_compared_unpaired_without_a_verdict():
+    base = side("main", seeds_of("a", 1.0))
+    other = {"stages": {"tokenize": {"outs": [{"path": "data/tokenized", "md5": "bbb.dir"}]}}}
+    r = review(base, side("here", [dataclasses.replace(x, val_loss=x.val_loss - 0.1) for x in base.runs], other))
+    assert not r.paired and r.rows[0].vs is None
+    assert r.rows[0].delta == pytest.approx(-0.1)
+    assert "unpaired" in markdown(r) and "no verdict" in markdown(r).splitlines()[2]
+
+
+def test_seeds_on_one_side_only_are_named_and_left_out_of_the_pairs():
+    base = side("main", seeds_of("a", 1.0))
+    r = review(base, side("here", list(base.runs[:3]) + [line("a", 7, 1.0)] + seeds_of("new", 1.0)))
+    assert r.rows[0].seeds == (0, 1, 2)
+    assert set(r.one_side) == {("BASE", "a", (3, 4)), ("here", "a", (7,)), ("here", "new", (0, 1, 2, 3, 4))}
+    assert "- BASE: `a` seeds 3, 4" in markdown(r)
+
+
+def test_the_ladders_verdicts_that_differ_are_listed():
+    row = {"row": "n_kv_head", "variant": "+ GQA (kv=2)", "verdict": "noise",
+           "noise_kind": "no effect larger than the spread"}
+    base = side("main", seeds_of("a", 1.0), table=(row,))
+    here = side("here", list(base.runs), table=({**row, "verdict": "worse", "noise_kind": ""},))
+    assert review(base, here).verdicts == (
+        ("n_kv_head", "+ GQA (kv=2)", "noise (no effect larger than the spread)", "worse"),)
+    assert "noise (no effect larger than the spread) → **worse**" in markdown(review(base, here))
+
+
+def test_runs_csv_reads_back_every_float_exactly_and_in_a_stable_order():
+    lines = [line("a", s, 1 / 3 + s * 1e-9) for s in SEEDS] + [dataclasses.replace(line("b", 0, 1.0), val_loss=None,
+                                                                                    train_loss=None, diverged=True)]
+    text_ = to_csv(lines).decode()
+    assert text_.splitlines()[0] == ",".join(FIELDS)
+    back = from_csv(text_)
+    assert [x.val_loss for x in back] == [x.val_loss for x in lines] and back[-1].diverged
+    assert to_csv(back).decode() == text_
+    with pytest.raises(DataError, match="not a runs.csv of this version"):
+        from_csv("row,seed\nx,0\n")
+
+
+def test_every_family_the_plan_lists_comes_once_in_the_files_order():
+    rows = tuple(PlannedRow(s, s, True, None) for s in ("baseline", "norm", "qk_norm"))
+    plan = Plan(ladders=(LadderPlan("main", rows), LadderPlan("beyond", (rows[-1], PlannedRow("beyond_mlp", "", True,
+                                                                                                None))),
+                         LadderPlan("scale", tuple(PlannedRow(f"scale_xs_{r.slug}", "", True, None) for r in rows),
+                                    size="xs")),
+                seeds=(0, 1), aa_seeds=(10,), leave_one_out=(PlannedRow("loo_norm", "", True, None),),
+                rerun=(PlannedRow("rerun_norm", "", True, None, of="norm"),), rerun_perturbation=1e-7,
+                match_params=False, sweep=Grid(0.002, (GridRow("qk_norm", (GridRun(4.0, "sweep_qk_norm_x4"),)),), (0,)),
+                scale=())
+    got = [(family, row, size, lr, slug) for family, row, size, lr, slug, _ in planned(plan)]
+    assert got == [("run", "baseline", "", 1, "baseline"), ("run", "norm", "", 1, "norm"),
+                   ("run", "qk_norm", "", 1, "qk_norm"), ("sweep", "qk_norm", "", 4, "sweep_qk_norm_x4"),
+                   ("beyond", "qk_norm", "", 1, "qk_norm"), ("beyond", "beyond_mlp", "", 1, "beyond_mlp"),
+                   ("scale", "baseline", "xs", 1, "scale_xs_baseline"), ("scale", "norm", "xs", 1, "scale_xs_norm"),
+                   ("scale", "qk_norm", "xs", 1, "scale_xs_qk_norm"), ("aa", "baseline", "", 1, "baseline"),
+                   ("loo", "loo_norm", "", 1, "loo_norm"), ("rerun", "norm", "", 1, "rerun_norm")]
+
+
+def test_the_check_recomputes_each_row_of_the_main_table_from_its_runs():
+    runs = seeds_of("norm", 1.0)
+    from modern_gpt.reporting.report import mean_sd, num
+    from modern_gpt.reporting.stats import summarize
+    val, train, bpc = (summarize([getattr(x, k) for x in runs]) for k in ("val_loss", "train_loss", "val_bpc"))
+    row = {"row": "norm", "variant": "+ RMSNorm", "train_mean": text(train.mean), "train_sd": text(train.sd),
+           "val_mean": text(val.mean), "val_sd": text(val.sd), "bpc_mean": text(bpc.mean), "n": "5",
+           "diverged": "0", "params": "1000"}
+    cells = {"train": mean_sd(train), "val": mean_sd(val), "bpc": num(bpc.mean, 3)}
+    assert row_disagreements(row, runs, cells) == []
+    off = row_disagreements({**row, "val_mean": "1.2345"}, runs, {**cells, "val": "1.2345 ± 0.0050"})
+    assert len(off) == 2 and "val_mean is '1.2345'" in off[0] and "ablation.md: row '+ RMSNorm' val" in off[1]
+    md = "x\n\n| # | variant | val |\n|--:|:--|--:|\n| 1 | + RMSNorm | 1.0 ± 0.1 |\n\nafter\n"
+    assert report_cells(md) == {"+ RMSNorm": {"#": "1", "variant": "+ RMSNorm", "val": "1.0 ± 0.1"}}
+
+
+def test_the_staleness_rule_names_the_stage_and_what_changed():
+    outs = ["data/tokenized", "data/runs/a/0/model.pt", "reports/ablation.md"]
+    clean_clone = {
+        "tokenize": [{"changed outs": {"data/tokenized": "not in cache"}}],
+        "run@a-0": [{"changed deps": {"data/tokenized/train.bin": "deleted"}},
+                    {"changed outs": {"data/runs/a/0/model.pt": "not in cache"}}],
+        "report": [{"changed deps": {"data/runs": "modified"}}],
+    }
+    assert stale(clean_clone, outs) == []
+    assert stale({"run@a-0": [{"changed deps": {"src/modern_gpt/nn/model.py": "modified"}}]}, outs) == [
+        "stage run@a-0: src/modern_gpt/nn/model.py modified since dvc.lock"]
+    assert stale({"plan": [{"changed deps": {"params.yaml": {"model.n_kv_head": "modified"}}}]}, outs) == [
+        "stage plan: params params.yaml: model.n_kv_head modified since dvc.lock"]
+    assert stale({"report": [{"changed outs": {"reports/ablation.md": "modified"}}]}, outs)
+    assert stale({"run@a-0": ["changed command"]}, outs) == ["stage run@a-0: changed command"]
