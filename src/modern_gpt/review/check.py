@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..reporting.report import mean_sd, num
-from ..reporting.runs_csv import RunLine, from_csv
+from ..reporting.runs_csv import RunLine, file_md5, from_csv
 from ..reporting.stats import summarize
-from .sides import RUNS, TABLE, load_yaml, md5, read_table
+from .sides import RUNS, TABLE, load_yaml, read_table
 
 REPORT = "reports/ablation.md"
 
@@ -36,11 +36,11 @@ def committed(root: Path, lock: dict[str, Any]) -> list[tuple[str, str, str]]:
             if path in tracked and (root / path).is_file() and digest and not digest.endswith(".dir")]
 
 
-def edited(root: Path, lock: dict[str, Any]) -> list[str]:
-    """Committed outputs whose bytes are not the ones dvc.lock records."""
+def edited(root: Path, outs: list[tuple[str, str, str]]) -> list[str]:
+    """Those of the committed outputs (`committed`) whose bytes are not the ones dvc.lock records."""
     problems = []
-    for stage, path, digest in committed(root, lock):
-        if (mine := md5((root / path).read_bytes())) != digest:
+    for stage, path, digest in outs:
+        if (mine := file_md5(root / path)) != digest:
             problems.append(f"{path}: md5 {mine} is not the {digest} that dvc.lock records for stage {stage}: "
                             f"edited by hand? `dvc repro {stage}` regenerates it, `git checkout {path}` restores it")
     return problems
@@ -146,8 +146,10 @@ def check(root: Path) -> tuple[list[str], str]:
     lock = load_yaml((root / "dvc.lock").read_text(encoding="utf-8")) if (root / "dvc.lock").is_file() else {}
     if not lock:
         return ["dvc.lock: missing or empty; `dvc repro` writes it"], ""
-    problems = edited(root, lock)
+    outs = committed(root, lock)
+    problems = edited(root, outs)
     seen = {p.split(":")[0] for p in problems}
     problems += [p for p in stale_stages(root, lock) if not any(f"output {s} " in p + " " for s in seen)]
     problems += table_disagreements(root)
-    return problems, f"{len(committed(root, lock))} committed outputs' md5, {len(lock.get('stages', {}))} stages, the main table from {RUNS}"
+    stages = len(lock.get("stages", {}))
+    return problems, f"{len(outs)} committed outputs' md5, {stages} stages, the main table from {RUNS}"

@@ -68,7 +68,7 @@ class Review:
     @property
     def drifted(self) -> list[RowDiff]:
         """Rows whose inputs did not change, moved within the rerun band (another CPU's rounding)."""
-        return [r for r in self.rows if not r.inputs_changed and r.moved > 0 and r not in self.moved]
+        return [r for r in self.rows if not r.inputs_changed and r.moved > 0 and (r.band is None or r.moved <= r.band)]
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:

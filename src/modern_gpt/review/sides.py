@@ -97,10 +97,6 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def md5(data: bytes) -> str:
-    return hashlib.md5(data).hexdigest()
-
-
 def load_yaml(text: str | None) -> dict[str, Any]:
     if text is None:
         return {}
