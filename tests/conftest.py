@@ -83,9 +83,9 @@ def _builds_in_the_background(request, builds):
 def _cores(request, builds):
     """A test marked both_cores (modern-gpt repro's runs side by side, SLURM's two workers, a Ray cluster of 2
     CPUs) runs with no other slow test beside it: it holds the session's core lock alone, where every other slow
-    test holds it shared."""
+    test holds it shared. Unit tests and the light end-to-end tests (which train and compile nothing) take no lock."""
     marks = {m.name for m in request.node.iter_markers()}
-    if not marks & {"slow", "both_cores"}:
+    if not marks & {"slow", "both_cores"} or "light" in marks:
         yield
         return
     for name in {BUILT_FOR[f] for f in request.fixturenames if f in BUILT_FOR}:
@@ -108,13 +108,13 @@ def score(model, train_cfg, train_data, val_data, val_chars: int) -> dict[str, f
 
 def pytest_collection_modifyitems(config, items):
     """The order the tests are handed out in, for the time the suite takes (each test passes alone and in any order):
-    a few unit tests, the both_cores tests, the other unit tests, then the slow ones. pytest-xdist gives each worker
-    a run of consecutive tests to start with, so one worker takes the both_cores tests, one after another, while
-    the other runs unit tests (which take no core lock) and the builds train in the background; the slow tests,
-    which would wait for the lock, come once they are done."""
+    a few unit tests, the both_cores tests, the other unit tests, the light end-to-end tests, then the other slow
+    ones. pytest-xdist gives each worker a run of consecutive tests to start with, so one worker takes the
+    both_cores tests, one after another, while the other runs the tests that take no core lock and the builds train
+    in the background; the slow tests, which would wait for the lock, come last."""
     def kind(item) -> int:
         marks = {m.name for m in item.iter_markers()}
-        return 1 if "both_cores" in marks else 2 if "slow" in marks else 0
+        return 1 if "both_cores" in marks else 3 if "light" in marks else 2 if "slow" in marks else 0
 
     def build(item) -> int:                       # the both_cores tests by the build they wait for: none, the
         names = {BUILT_FOR.get(f) for f in item.fixturenames}          # options build (quicker), the smoke one
@@ -122,4 +122,5 @@ def pytest_collection_modifyitems(config, items):
 
     quick = [item for item in items if kind(item) == 0]
     alone = sorted((i for i in items if kind(i) == 1), key=build)
-    items[:] = [*quick[:20], *alone, *quick[20:], *(i for i in items if kind(i) == 2)]
+    light, slow = ([i for i in items if kind(i) == k] for k in (3, 2))
+    items[:] = [*quick[:20], *alone, *quick[20:], *light, *slow]

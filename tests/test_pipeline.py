@@ -76,6 +76,7 @@ def repo(builds, tmp_path):
     return workspace("smoke", builds, tmp_path)
 
 
+@pytest.mark.light
 def test_repro_writes_the_report_with_every_row_and_column(repo):
     rows = report_rows(repo)
     assert [r["variant"] for r in rows] == [*LABELS, "floor (entropy of the corpus process)"]
@@ -95,6 +96,7 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
     assert all(m["n"] == 2 and m["val_mean"] > 0 for m in metrics.values())
 
 
+@pytest.mark.light
 def test_the_report_reads_provenance_from_its_inputs(repo):
     record = json.loads((repo / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())
     assert record["code_md5"] and "stages/run.py" in record["code_files"]
@@ -112,12 +114,14 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     assert set(json.loads((repo / "configs" / "norm.json").read_text())) == {"model", "train"}   # no display text
 
 
+@pytest.mark.light
 def test_reported_losses_are_the_trained_weights_own(repo):
     for row in ("baseline", "qk_norm"):
         record = json.loads((repo / "data" / "runs" / row / "0" / "run.json").read_text())
         assert record["val_loss"] == record["curve"][-1]["val"] and record["curve"][0]["val"] > record["val_loss"]
 
 
+@pytest.mark.light
 def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
     before = (repo / "reports" / "ablation.md").read_bytes()
     out = sh([*DVC, "repro"], repo)
@@ -125,6 +129,7 @@ def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
     assert (repo / "reports" / "ablation.md").read_bytes() == before
 
 
+@pytest.mark.light
 def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(repo, tmp_path):
     """DVC's answer to exact numbers on another machine: the author pushes the run outputs to a remote (here
     a local folder); a fresh clone with data/ and reports/ deleted pulls, `dvc repro` trains nothing, and the
@@ -301,6 +306,7 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     assert [r["variant"] for r in report_rows(repo)][:3] == LABELS[:3]
 
 
+@pytest.mark.light
 def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, tmp_path):
     path = tmp_path / "worker"
     sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
@@ -312,6 +318,7 @@ def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, 
     assert len(out.stderr.strip().splitlines()) == 1 and not (path / "data" / "runs").exists()
 
 
+@pytest.mark.light
 def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
     """`dvc plots diff` as a reviewer runs it: read the rendered vega-lite, not the YAML."""
     data = json.loads(sh([*DVC, "plots", "diff", "HEAD", "--json"], repo).stdout)["data"]
@@ -337,6 +344,7 @@ def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
     assert not any(k.endswith(".csv") for k in data)            # no default plot zigzagging through the rows
 
 
+@pytest.mark.light
 def test_rewording_a_label_retrains_nothing(repo):
     labels = repo / "src" / "modern_gpt" / "pipeline" / "labels.py"
     text = labels.read_text()
@@ -348,6 +356,7 @@ def test_rewording_a_label_retrains_nothing(repo):
     assert report_rows(repo)[1]["variant"] == "+ RMS norm"
 
 
+@pytest.mark.light
 def test_an_edit_under_reporting_reruns_only_the_report(repo):
     edit(repo / "src" / "modern_gpt" / "reporting" / "report.py")
     assert status(repo) == {"report"}
@@ -378,6 +387,7 @@ EDITS = [
 ]
 
 
+@pytest.mark.light
 def test_each_folder_of_the_package_reruns_the_stages_it_should(repo):
     assert {path.split("/")[0] for path, _ in EDITS} == {
         p.name for p in (ROOT / "src" / "modern_gpt").iterdir() if p.is_dir() and p.name != "__pycache__"}
@@ -390,6 +400,7 @@ def test_each_folder_of_the_package_reruns_the_stages_it_should(repo):
         assert status(repo) == set(), path
 
 
+@pytest.mark.light
 @pytest.mark.parametrize("setting, stages", [
     ("generate.seed=1", {"generate", "plan"}),                 # plan checks every setting: it reads them all
     ("data.val_fraction=0.2", {"tokenize", "plan"}),
@@ -411,6 +422,7 @@ def test_a_params_change_is_seen_by_the_stage_that_reads_it(repo, setting, stage
     assert status(repo) == stages
 
 
+@pytest.mark.light
 def test_a_train_change_retrains_every_run_through_the_plan(repo):
     """Every run's config changes, so every run retrains; so does the report, which reads each run's config for
     its md5 in reports/runs.csv."""
@@ -465,6 +477,7 @@ def reviewed_as_a_pull_request(repo: Path) -> None:
     assert "`model.n_kv_head` `2` → `1`" in text and "| `bias` " in text
 
 
+@pytest.mark.light
 def test_review_check_names_a_hand_edited_report_and_a_params_edit_without_repro(repo):
     assert review(repo, "--check").returncode == 0
     report = repo / "reports" / "ablation.md"
@@ -483,6 +496,7 @@ def test_review_check_names_a_hand_edited_report_and_a_params_edit_without_repro
     assert out.returncode == 1 and "review --check: stage plan: params params.yaml: train modified" in out.stderr
 
 
+@pytest.mark.light
 def test_review_of_a_base_that_is_no_commit_or_predates_the_runs_table_is_one_line(repo):
     first = sh(["git", "rev-list", "--max-parents=0", "HEAD"], repo).stdout.strip()   # the copy, before any report
     for base, says in (("no-such-branch", "not a commit of this repository"),
@@ -492,6 +506,7 @@ def test_review_of_a_base_that_is_no_commit_or_predates_the_runs_table_is_one_li
         assert "Traceback" not in out.stderr
 
 
+@pytest.mark.light
 def test_the_review_workflow_runs_its_steps_and_comments_once(repo, tmp_path):
     """.github/workflows/review.yml's `run:` steps in a clone of the fixture (origin: the base branch) with a pull
     request's commit; a stand-in `gh` writes the comment to a file instead of posting it. Set-up is the README's
@@ -528,6 +543,7 @@ def test_the_review_workflow_runs_its_steps_and_comments_once(repo, tmp_path):
     assert "0 of 8 rows changed inputs" in comment
 
 
+@pytest.mark.light
 def test_nope_is_a_row_that_a_flag_runs(repo):
     sh([*DVC, "exp", "run", "-S", "model.pos=none", "plan"], repo)       # the plan alone: what would retrain
     assert {s for s in status(repo) if s.startswith("run@")} == {
@@ -554,6 +570,7 @@ def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(o
     assert all(m["n"] == 1 for m in json.loads((options_repo / "reports" / "metrics.json").read_text()).values())
 
 
+@pytest.mark.light
 def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
     before = (repo / "reports" / "ablation.md").read_bytes()
     out = sh([*DVC, "exp", "run", "-S", "model.bias=no"], repo, check=False)
@@ -563,6 +580,7 @@ def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
     assert (repo / "reports" / "ablation.md").read_bytes() == before
 
 
+@pytest.mark.light
 @pytest.mark.parametrize("change, message", [
     ({"trian": {"iters": 5}}, "params.trian: unknown section; allowed are generate, data, tokenizer"),
     ({"seeds": []}, "seeds: give at least one seed"),
@@ -577,6 +595,7 @@ def test_every_setting_is_checked_by_plan_before_anything_trains(repo, change, m
     assert not {s for s in ran(out.stdout) if s.startswith(("run@", "sweep@", "serve@"))}
 
 
+@pytest.mark.light
 def test_tokenize_refuses_a_split_too_short_for_one_example_before_it_writes(repo):
     before = {p.name: p.read_bytes() for p in (repo / "data" / "tokenized").iterdir()}
     (repo / "data" / "tiny.txt").write_text("अग्नि", encoding="utf-8")
@@ -643,6 +662,7 @@ def options_repo(builds, tmp_path):
     return workspace("options", builds, tmp_path)
 
 
+@pytest.mark.light
 def test_aa_and_leave_one_out_run_end_to_end(options_repo):
     text = (options_repo / "reports" / "ablation.md").read_text()
     assert "## A/A check" in text and "seeds 5, 6" in text
@@ -758,6 +778,7 @@ def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_on
     assert "| 0.001 (×0.5) |" in re.sub(" +", " ", (options_repo / "reports" / "ablation.md").read_text())
 
 
+@pytest.mark.light
 def test_char_tokenizer_reports_bpc_as_loss_over_ln2(repo):
     row = report_rows(repo)[0]
     assert float(row["bpc"]) == pytest.approx(float(row["val"].split(" ± ")[0]) / 0.6931471805599453, abs=2e-3)
