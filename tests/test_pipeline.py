@@ -183,9 +183,9 @@ def test_two_workers_share_the_runs_and_the_aggregator_trains_none(options_and_r
     """docs/machines.md's SLURM array, its scripts run by bash with the variables SLURM would set: two array tasks
     (--array=0-1: workers 1/2 and 2/2) start at once, each in a clone of its own, sharing the project's default
     remote (a folder next to the clones), which holds the options build's runs (its 10 runs of three families: run,
-    aa, loo) but five: the first two of worker 1's share and the first three of worker 2's (and no serve). The second is killed after its first run;
-    run again, it makes a new clone, pulls the run it had pushed, trains the two it lacks and pulls the rest. Every
-    run is trained once (the remote's run-cache). The aggregator's `dvc repro --pull` then trains nothing, and its
+    aa, loo) but five: the first two of worker 1's share and the first three of worker 2's (and no serve). The
+    second is killed after its first run; run again, it makes a new clone, pulls the run it had pushed, trains the
+    two it lacks and pulls the rest. Every run is trained once (the remote's run-cache). The aggregator's `dvc repro --pull` then trains nothing, and its
     report has the single-machine run's results (the committed report of the build): losses, spreads, intervals,
     verdicts; not the seconds."""
     repo = options_and_remote
