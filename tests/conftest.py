@@ -1,8 +1,19 @@
 import dataclasses
+import fcntl
+import os
 import random
+from pathlib import Path
+
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    # pytest-xdist's workers share the cores: each worker, and every process a test starts, computes on its share
+    # (torch reads this as it loads; two processes that each spin a thread per core run many times slower)
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(
+        max(1, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 
 import pytest
 import torch
+
+import e2e
 
 from modern_gpt.config import ModelConfig
 from modern_gpt.core.params import project_params
@@ -37,6 +48,53 @@ def _seed():
     torch.manual_seed(0)
 
 
+# --- the end-to-end tests' workspaces and cores (tests/e2e.py) -------------------------------------------------
+
+BUILT_FOR = {"repo": "smoke", "options_repo": "options", "options_and_remote": "options"}  # fixture: its build
+
+
+@pytest.fixture
+def options_and_remote(builds, tmp_path) -> Path:
+    """A copy of its own of the options build, and of the remote it pushed to (where the copy's default remote
+    points: tmp_path/modern-gpt-remote)."""
+    return e2e.workspace("options", builds, tmp_path, remote=True)
+
+
+@pytest.fixture(scope="session")
+def builds(tmp_path_factory) -> Path:
+    """Where the session's builds live: a folder every pytest process of the session sees (under pytest-xdist, the
+    workers' temporary folders share a parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _builds_in_the_background(request, builds):
+    """The builds this session's tests use start training before the first test, in processes of their own: the
+    unit tests run while they train, and the first end-to-end test finds them made (or waits on their lock)."""
+    names = sorted({BUILT_FOR[f] for item in request.session.items for f in item.fixturenames if f in BUILT_FOR})
+    procs = e2e.start(builds, names)
+    yield
+    for proc in procs:
+        proc.wait()
+
+
+@pytest.fixture(autouse=True)
+def _cores(request, builds):
+    """A test marked both_cores (modern-gpt repro's runs side by side, SLURM's two workers, a Ray cluster of 2
+    CPUs) runs with no other slow test beside it: it holds the session's core lock alone, where every other slow
+    test holds it shared. Unit tests and the light end-to-end tests (which train and compile nothing) take no lock."""
+    marks = {m.name for m in request.node.iter_markers()}
+    if not marks & {"slow", "both_cores"} or "light" in marks:
+        yield
+        return
+    for name in {BUILT_FOR[f] for f in request.fixturenames if f in BUILT_FOR}:
+        e2e.build(name, builds)                             # waited for before the lock, not while holding it
+    with open(builds / "cores.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if "both_cores" in marks else fcntl.LOCK_SH)
+        yield
+
+
 def score(model, train_cfg, train_data, val_data, val_chars: int) -> dict[str, float]:
     """Train and val loss of the given weights on the loss curve's fixed windows, and bpc: what a run record's
     scores are, recomputed from a model."""
@@ -46,3 +104,23 @@ def score(model, train_cfg, train_data, val_data, val_chars: int) -> dict[str, f
     val_loss = mean_loss(model, fixed_windows(val_data, block, n), train_cfg)
     return {"train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg), "val_loss": val_loss,
             "val_bpc": bits_per_char(val_loss, len(val_data), val_chars)}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The order the tests are handed out in, for the time the suite takes (each test passes alone and in any order):
+    a few unit tests, the both_cores tests, the other unit tests, the light end-to-end tests, then the other slow
+    ones. pytest-xdist gives each worker a run of consecutive tests to start with, so one worker takes the
+    both_cores tests, one after another, while the other runs the tests that take no core lock and the builds train
+    in the background; the slow tests, which would wait for the lock, come last."""
+    def kind(item) -> int:
+        marks = {m.name for m in item.iter_markers()}
+        return 1 if "both_cores" in marks else 3 if "light" in marks else 2 if "slow" in marks else 0
+
+    def build(item) -> int:                       # the both_cores tests by the build they wait for: none, the
+        names = {BUILT_FOR.get(f) for f in item.fixturenames}          # options build (quicker), the smoke one
+        return 2 if "smoke" in names else 1 if "options" in names else 0
+
+    quick = [item for item in items if kind(item) == 0]
+    alone = sorted((i for i in items if kind(i) == 1), key=build)
+    light, slow = ([i for i in items if kind(i) == k] for k in (3, 2))
+    items[:] = [*quick[:20], *alone, *quick[20:], *light, *slow]

@@ -41,6 +41,7 @@ def check_table(stdout: str) -> None:
         assert params.endswith("M") and float(params[:-1]) > 0
 
 
+@pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_book_command_from_the_repo_root():
     """`python modern_gpt.py --ablate --smoke` runs this checkout's code, not a shadowed module."""
     out = run([sys.executable, "modern_gpt.py", "--ablate", "--smoke", "--iters", "4"])
@@ -49,6 +50,7 @@ def test_book_command_from_the_repo_root():
     assert out.stderr == ""                                       # no progress noise when captured
 
 
+@pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_python_dash_m_from_the_repo_root_and_elsewhere(tmp_path):
     for cwd in (ROOT, tmp_path):
         out = run([sys.executable, "-m", "modern_gpt", "ablate", "--smoke", "--iters", "3", "--n-layer", "1"], cwd=cwd)
@@ -56,6 +58,7 @@ def test_python_dash_m_from_the_repo_root_and_elsewhere(tmp_path):
         check_table(out.stdout)
 
 
+@pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_installed_console_script(tmp_path):
     script = Path(sys.executable).with_name("modern-gpt")
     out = run([str(script), "ablate", "--smoke", "--iters", "3", "--n-layer", "1"], cwd=tmp_path)
@@ -257,6 +260,7 @@ def bench_lines(out: str) -> list[list[str]]:
     return [re.split(r" {2,}", line.strip()) for line in lines[start:] if line.strip() and not line.startswith("×")]
 
 
+@pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_bench_times_a_reference_and_every_row_side_by_side(capsys):
     assert main([*TINY_BENCH, "--compile", "none", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
@@ -270,6 +274,7 @@ def test_bench_times_a_reference_and_every_row_side_by_side(capsys):
         assert float(t[3].replace(",", "")) > 0 and t[-2].endswith("%") and t[-1].endswith("s")
 
 
+@pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_bench_compiles_the_rows_it_is_given(capsys):
     assert main([*TINY_BENCH, "--rows", "baseline,qk_norm", "--compile", "default"]) == 0
     table = bench_lines(capsys.readouterr().out)

@@ -44,6 +44,7 @@ def run_stage(launcher: list[str], tmp: Path, out: str, check: bool = True) -> s
     return done
 
 
+@pytest.mark.slow                  # processes of their own, each importing torch
 def test_two_gloo_processes_train_the_single_process_run_to_within_1e_5(tmp_path):
     """Each of 2 processes trains half of the same global batch of 8, and DistributedDataParallel averages
     their gradients: the loss curve (every step's loss, and the eval points) is the 1-process run's within

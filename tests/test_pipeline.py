@@ -27,58 +27,11 @@ from modern_gpt.reporting.report import TABLE as COLUMNS
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
-DVC = [sys.executable, "-m", "dvc"]
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@t", "DVC_NO_ANALYTICS": "1", "PYTHONPATH": "",
-       # the stages run `python`: make it this interpreter, activated environment or not
-       "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-ROWS = ["baseline", "norm", "pos", "mlp", "bias", "n_kv_head", "qk_norm"]
+from e2e import (DVC, ENV, OPTION_RUNS, OPTION_SERVE, OPTIONS, ROOT, ROWS, RUNS, SERVE, commit, forget, ran,
+                 run_cache_entries, set_params, sh, status, workspace)
+
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 HEADERS = [c.header.replace("{confidence}", "95%") for c in COLUMNS]
-RUNS = {f"run@{row}-{seed}" for row in ROWS for seed in (0, 1)} | {
-    f"sweep@qk_norm-4-{seed}" for seed in (0, 1)}                  # the grid: QK-norm at x4 only
-SERVE = {f"serve@{row}" for row in ROWS}
-
-SMOKE = {
-    "generate": {"chars": 30000, "seed": 0},
-    "model": {"n_layer": 1, "n_embd": 32, "block_size": 16, "global_every": 0},   # with a window: the layer local
-    "seeds": [0, 1],
-    "train": {"iters": 20, "batch_size": 8, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2},
-    "sweep": {"lr": [4], "rows": ["qk_norm"], "seeds": [0, 1]},
-    "serve": {"prompt_tokens": 4, "new_tokens": 8, "repeats": 2, "batch": 2},
-}
-
-
-def sh(args, cwd, check=True, env=None):
-    out = subprocess.run(args, cwd=cwd, env={**ENV, **(env or {})}, capture_output=True, text=True, timeout=900)
-    if check and out.returncode:
-        raise AssertionError(f"{args} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
-    return out
-
-
-def ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
-
-
-def project_copy(tmp: Path, **overrides) -> Path:
-    """The tracked and untracked-but-not-ignored files of this checkout, in a fresh git repo."""
-    repo = tmp / "project"
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                           text=True, check=True).stdout.split()
-    skip = ("data/", "reports/", "configs/", "dvc.lock")
-    for f in files:
-        if f.startswith(skip) or not (ROOT / f).is_file():
-            continue
-        (repo / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / f, repo / f)
-    params = read_yaml(repo / "params.yaml")
-    for section, values in {**SMOKE, **overrides}.items():
-        params[section] = {**params[section], **values} if isinstance(values, dict) else values
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    sh(["git", "init", "-q"], repo)
-    commit(repo, "smoke")
-    return repo
 
 
 def report_rows(repo: Path, name: str = "ablation.md") -> list[dict[str, str]]:
@@ -96,38 +49,34 @@ def report_rows(repo: Path, name: str = "ablation.md") -> list[dict[str, str]]:
     return [dict(zip(HEADERS, row)) for row in cells[1:]]
 
 
-def commit(repo: Path, message: str) -> None:
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-qm", message], repo)
-
-
-def changed_stages(repo: Path) -> set[str]:
-    return set(json.loads(sh([*DVC, "status", "--json"], repo).stdout or "{}"))
-
-
-def restore(repo: Path) -> None:
-    """Back to the committed code, params and plan; the run-cache restores any output."""
-    sh(["git", "checkout", "--", "src", "params.yaml", "configs", "dvc.lock", "reports"], repo)
-    sh([*DVC, "checkout", "-q"], repo)
-    assert changed_stages(repo) == set()
+def repro_with(repo: Path, sets: list[str]) -> subprocess.CompletedProcess:
+    """`dvc repro` after setting `sets` in params.yaml, each written as `dvc exp run -S` takes it (KEY.PATH=YAML,
+    a leading + for a new key). The experiment machinery itself is tried by the tests that call `dvc exp run`
+    (new K/V heads, a train change, NoPE, a bad param, a missing corpus); here it would add ~6 s a call."""
+    params = read_yaml(repo / "params.yaml")
+    for s in sets:
+        key, value = s.split("=", 1)
+        *path, last = key.removeprefix("+").split(".")
+        node = params
+        for k in path:
+            node = node.setdefault(k, {})
+        node[last] = yaml.safe_load(value)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return sh([*DVC, "repro"], repo)
 
 
 def edit(path: Path) -> None:
     path.write_text(path.read_text() + "\n# an edit\n")
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory):
-    repo = project_copy(tmp_path_factory.mktemp("e2e"))
-    # one thread per run, as the workers and Ray's tasks train theirs (docs/machines.md): two thread counts round
-    # differently on some CPUs (an AMD EPYC of family 25 moved val_curves.csv's 6th digit), and those tests compare
-    # their report with this one digit for digit
-    out = sh([*DVC, "repro"], repo, env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
-    assert ran(out.stdout) == RUNS | SERVE | {"generate", "tokenize", "plan", "report"}
-    commit(repo, "repro")
-    return repo
+@pytest.fixture
+def repo(builds, tmp_path):
+    """A copy of its own of the smoke build (tests/e2e.py): the book's ladder, trained once per session by `dvc repro`
+    (which ran exactly the 16 runs, 7 serves, generate, tokenize, plan and report) and committed."""
+    return workspace("smoke", builds, tmp_path)
 
 
+@pytest.mark.light
 def test_repro_writes_the_report_with_every_row_and_column(repo):
     rows = report_rows(repo)
     assert [r["variant"] for r in rows] == [*LABELS, "floor (entropy of the corpus process)"]
@@ -147,6 +96,7 @@ def test_repro_writes_the_report_with_every_row_and_column(repo):
     assert all(m["n"] == 2 and m["val_mean"] > 0 for m in metrics.values())
 
 
+@pytest.mark.light
 def test_the_report_reads_provenance_from_its_inputs(repo):
     record = json.loads((repo / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())
     assert record["code_md5"] and "stages/run.py" in record["code_files"]
@@ -164,12 +114,14 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     assert set(json.loads((repo / "configs" / "norm.json").read_text())) == {"model", "train"}   # no display text
 
 
+@pytest.mark.light
 def test_reported_losses_are_the_trained_weights_own(repo):
     for row in ("baseline", "qk_norm"):
         record = json.loads((repo / "data" / "runs" / row / "0" / "run.json").read_text())
         assert record["val_loss"] == record["curve"][-1]["val"] and record["curve"][0]["val"] > record["val_loss"]
 
 
+@pytest.mark.light
 def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
     before = (repo / "reports" / "ablation.md").read_bytes()
     out = sh([*DVC, "repro"], repo)
@@ -177,6 +129,7 @@ def test_second_repro_runs_nothing_and_the_report_is_byte_identical(repo):
     assert (repo / "reports" / "ablation.md").read_bytes() == before
 
 
+@pytest.mark.light
 def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(repo, tmp_path):
     """DVC's answer to exact numbers on another machine: the author pushes the run outputs to a remote (here
     a local folder); a fresh clone with data/ and reports/ deleted pulls, `dvc repro` trains nothing, and the
@@ -208,10 +161,6 @@ def test_a_reviewer_pulls_the_authors_runs_and_regenerates_the_committed_report(
     assert {"generate", "tokenize", "run@qk_norm-1"} <= ran(out.stdout) and "skipping run" not in out.stdout
     assert json.loads((stranger / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())["steps"] > 0
 
-    sh([*DVC, "remote", "remove", "store"], repo)
-    sh([*DVC, "remote", "default", "nearby"], repo)                     # back to the project's own default
-    commit(repo, "the default remote again")
-
 
 def object_md5s_match(remote: Path) -> int:
     """Every object in a local DVC remote holds the bytes its name says (files/md5/ab/cdef... = md5 abcdef...):
@@ -229,13 +178,17 @@ def slurm_scripts() -> dict[str, str]:
     return {name: body for body, name in blocks}
 
 
-def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_path):
+@pytest.mark.both_cores
+def test_two_workers_share_the_runs_and_the_aggregator_trains_none(options_and_remote, tmp_path):
     """docs/machines.md's SLURM array, its scripts run by bash with the variables SLURM would set: two array tasks
     (--array=0-1: workers 1/2 and 2/2) start at once, each in a clone of its own, sharing the project's default
-    remote (a folder next to the clones). The second is killed after its first run; run again, it makes a new
-    clone, pulls the run it had pushed and trains the rest. The aggregator's `dvc repro --pull` then trains nothing,
-    and its report has the single-machine run's results (the committed report of `repo`): losses, spreads,
-    intervals, verdicts; not the seconds."""
+    remote (a folder next to the clones), which holds the options build's runs (its 10 runs of three families: run,
+    aa, loo) but five: the first two of worker 1's share and the first three of worker 2's (and no serve). The
+    second is killed after its first run; run again, it makes a new clone, pulls the run it had pushed, trains the
+    two it lacks and pulls the rest. Every run is trained once (the remote's run-cache). The aggregator's `dvc repro --pull` then trains nothing, and its
+    report has the single-machine run's results (the committed report of the build): losses, spreads, intervals,
+    verdicts; not the seconds."""
+    repo = options_and_remote
     scripts = slurm_scripts()
     assert set(scripts) == {"workers.sbatch", "report.sbatch"}
     for name, body in scripts.items():
@@ -254,7 +207,9 @@ def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_pat
 
     shares = {s: sh([sys.executable, "-m", "modern_gpt", "shard", s, "--list"], repo).stdout.split()
               for s in ("1/2", "2/2")}
-    assert set(shares["1/2"]).isdisjoint(shares["2/2"]) and set(shares["1/2"]) | set(shares["2/2"]) == RUNS
+    assert set(shares["1/2"]).isdisjoint(shares["2/2"]) and set(shares["1/2"]) | set(shares["2/2"]) == OPTION_RUNS
+    one, two = shares["1/2"], shares["2/2"]
+    forget(repo, remote, [*one[:2], *two[:3], *OPTION_SERVE, "report"])    # what the workers must run
 
     logs = {name: tmp_path / f"{name}.log" for name in ("one", "two", "three", "report")}
     first = task("workers.sbatch", logs["one"], SLURM_ARRAY_TASK_ID="0")
@@ -269,21 +224,25 @@ def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_pat
     assert logs["one"].read_text().startswith("worker 1/2: ") and logs["two"].read_text().startswith("worker 2/2: ")
     assert object_md5s_match(remote) > 0
     pushed_by_two = re.findall(r"\] (\S+): trained", logs["two"].read_text())
-    assert pushed_by_two == shares["2/2"][:1], logs["two"].read_text()
+    assert pushed_by_two == two[:1], logs["two"].read_text()
+    assert re.findall(r"\] (\S+): trained", logs["one"].read_text()) == one[:2]
+    assert re.findall(r"\] (\S+): pulled", logs["one"].read_text()) == one[2:]
 
     assert task("workers.sbatch", logs["three"], SLURM_ARRAY_TASK_ID="1").wait(timeout=900) == 0, \
         logs["three"].read_text()                              # task 2 again, as a resubmitted array would run it
     told = logs["three"].read_text()
-    assert f"{shares['2/2'][0]}: pulled" in told                 # the dead worker's pushed run: not trained again
-    assert re.findall(r"\] (\S+): trained", told) == shares["2/2"][1:]
+    assert f"{two[0]}: pulled" in told                         # the dead worker's pushed run: not trained again
+    assert re.findall(r"\] (\S+): trained", told) == two[1:3]
+    assert re.findall(r"\] (\S+): pulled", told) == [two[0], *two[3:]]
     assert len(list(tmp_path.glob("worker-2.*"))) == 2 and len(list(tmp_path.glob("worker-1.*"))) == 1
     assert object_md5s_match(remote) > 0
+    assert sorted(trained_per_run(remote).values()) == [1] * len(OPTION_RUNS)
 
     assert task("report.sbatch", logs["report"]).wait(timeout=900) == 0, logs["report"].read_text()
     out = logs["report"].read_text()
     [aggregator] = [d for d in tmp_path.glob("report.*") if d.is_dir()]
     assert f"the report: {aggregator}/reports/ablation.md" in out
-    assert not ran(out) & RUNS and {"report"} | SERVE <= ran(out)
+    assert not ran(out) & OPTION_RUNS and {"report"} | OPTION_SERVE <= ran(out)
     mine, single = report_rows(aggregator), report_rows(repo)
     assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
         [{k: v for k, v in r.items() if k != "secs"} for r in single]
@@ -295,13 +254,19 @@ def test_two_workers_share_the_runs_and_the_aggregator_trains_none(repo, tmp_pat
                         for r in csv.DictReader(io.StringIO((repo / "reports" / "ablation.csv").read_text()))]
 
 
-def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survives_kill_9(tmp_path):
+@pytest.mark.both_cores
+def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survives_kill_9(repo, tmp_path):
     """`modern-gpt repro --jobs 2`: each pending run its own `dvc --wait-for-lock repro -s`, with half the cores
     as its threads. Killed with its whole process group (kill -9) in the cheap stages and again with two runs
     training, the same command finishes the rest: nothing recorded is trained again, no lock is left, dvc.lock
-    holds every stage and `dvc status` is clean."""
+    holds every stage and `dvc status` is clean. From the smoke build with nothing recorded (its outputs and
+    dvc.lock gone, its DVC cache kept) and a three-row ladder on another baseline: six runs to train."""
     baseline = {"norm": "layernorm", "pos": "learned", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": True}
-    repo = project_copy(tmp_path, ladder=["baseline", "norm", "pos"], baseline=baseline, sweep={"lr": [], "rows": []})
+    set_params(repo, {"ladder": ["baseline", "norm", "pos"], "baseline": baseline, "sweep": {"lr": [], "rows": []}})
+    for folder in ("data/runs", "data/serve", "data/generated", "data/tokenized", "reports", "configs"):
+        shutil.rmtree(repo / folder, ignore_errors=True)
+    sh(["git", "rm", "-rq", "dvc.lock", "reports", "configs"], repo)
+    commit(repo, "a three-row ladder, nothing recorded")
     runs = {f"run@{row}-{seed}" for row in ROWS[:3] for seed in (0, 1)}
     cmd = [sys.executable, "-m", "modern_gpt", "repro", "--jobs", "2"]
     recorded = []
@@ -326,7 +291,7 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     again = set(re.findall(r"\] (\S+): (?:trained|restored)", out))
     assert again.isdisjoint(locked) and again | locked == runs
     assert "Running stage 'report'" in out
-    assert changed_stages(repo) == set()
+    assert status(repo) == set()
     lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
     assert set(lock) == runs | {f"serve@{row}" for row in ROWS[:3]} | {"generate", "tokenize", "plan", "report"}
     rwlock = repo / ".dvc" / "tmp" / "rwlock"            # entries of killed processes block nothing: DVC drops
@@ -341,6 +306,7 @@ def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survive
     assert [r["variant"] for r in report_rows(repo)][:3] == LABELS[:3]
 
 
+@pytest.mark.light
 def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, tmp_path):
     path = tmp_path / "worker"
     sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
@@ -352,6 +318,7 @@ def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, 
     assert len(out.stderr.strip().splitlines()) == 1 and not (path / "data" / "runs").exists()
 
 
+@pytest.mark.light
 def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
     """`dvc plots diff` as a reviewer runs it: read the rendered vega-lite, not the YAML."""
     data = json.loads(sh([*DVC, "plots", "diff", "HEAD", "--json"], repo).stdout)["data"]
@@ -377,23 +344,23 @@ def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
     assert not any(k.endswith(".csv") for k in data)            # no default plot zigzagging through the rows
 
 
+@pytest.mark.light
 def test_rewording_a_label_retrains_nothing(repo):
     labels = repo / "src" / "modern_gpt" / "pipeline" / "labels.py"
     text = labels.read_text()
     assert ': "RMSNorm",' in text
     labels.write_text(text.replace(': "RMSNorm",', ': "RMS norm",'))
-    assert changed_stages(repo) == {"plan"}
+    assert status(repo) == {"plan"}
     out = sh([*DVC, "repro"], repo)
     assert ran(out.stdout) == {"plan", "report"}
     assert report_rows(repo)[1]["variant"] == "+ RMS norm"
-    restore(repo)
 
 
+@pytest.mark.light
 def test_an_edit_under_reporting_reruns_only_the_report(repo):
     edit(repo / "src" / "modern_gpt" / "reporting" / "report.py")
-    assert changed_stages(repo) == {"report"}
+    assert status(repo) == {"report"}
     assert ran(sh([*DVC, "repro"], repo).stdout) == {"report"}
-    restore(repo)
 
 
 CORPUS, REPORT = {"generate", "tokenize"}, {"report"}
@@ -420,15 +387,20 @@ EDITS = [
 ]
 
 
+@pytest.mark.light
 def test_each_folder_of_the_package_reruns_the_stages_it_should(repo):
     assert {path.split("/")[0] for path, _ in EDITS} == {
         p.name for p in (ROOT / "src" / "modern_gpt").iterdir() if p.is_dir() and p.name != "__pycache__"}
     for path, stages in EDITS:
-        edit(repo / "src" / "modern_gpt" / path)
-        assert changed_stages(repo) == stages, path
-        restore(repo)
+        file = repo / "src" / "modern_gpt" / path
+        text = file.read_text()
+        edit(file)
+        assert status(repo) == stages, path
+        file.write_text(text)                                          # undone: nothing to rerun again
+        assert status(repo) == set(), path
 
 
+@pytest.mark.light
 @pytest.mark.parametrize("setting, stages", [
     ("generate.seed=1", {"generate", "plan"}),                 # plan checks every setting: it reads them all
     ("data.val_fraction=0.2", {"tokenize", "plan"}),
@@ -447,18 +419,15 @@ def test_a_params_change_is_seen_by_the_stage_that_reads_it(repo, setting, stage
     top, key = section.split(".")
     params[top][key] = yaml.safe_load(value)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    assert changed_stages(repo) == stages
-    restore(repo)
+    assert status(repo) == stages
 
 
+@pytest.mark.light
 def test_a_train_change_retrains_every_run_through_the_plan(repo):
     """Every run's config changes, so every run retrains; so does the report, which reads each run's config for
     its md5 in reports/runs.csv."""
-    try:
-        sh([*DVC, "exp", "run", "-S", "train.min_lr=0.0001", "plan"], repo)
-        assert changed_stages(repo) == RUNS | {"report"}
-    finally:
-        restore(repo)
+    sh([*DVC, "exp", "run", "-S", "train.min_lr=0.0001", "plan"], repo)
+    assert status(repo) == RUNS | {"report"}
 
 
 def test_new_kv_heads_retrain_only_the_gqa_row_and_those_after_it(repo):
@@ -508,6 +477,7 @@ def reviewed_as_a_pull_request(repo: Path) -> None:
     assert "`model.n_kv_head` `2` → `1`" in text and "| `bias` " in text
 
 
+@pytest.mark.light
 def test_review_check_names_a_hand_edited_report_and_a_params_edit_without_repro(repo):
     assert review(repo, "--check").returncode == 0
     report = repo / "reports" / "ablation.md"
@@ -526,6 +496,7 @@ def test_review_check_names_a_hand_edited_report_and_a_params_edit_without_repro
     assert out.returncode == 1 and "review --check: stage plan: params params.yaml: train modified" in out.stderr
 
 
+@pytest.mark.light
 def test_review_of_a_base_that_is_no_commit_or_predates_the_runs_table_is_one_line(repo):
     first = sh(["git", "rev-list", "--max-parents=0", "HEAD"], repo).stdout.strip()   # the copy, before any report
     for base, says in (("no-such-branch", "not a commit of this repository"),
@@ -535,6 +506,7 @@ def test_review_of_a_base_that_is_no_commit_or_predates_the_runs_table_is_one_li
         assert "Traceback" not in out.stderr
 
 
+@pytest.mark.light
 def test_the_review_workflow_runs_its_steps_and_comments_once(repo, tmp_path):
     """.github/workflows/review.yml's `run:` steps in a clone of the fixture (origin: the base branch) with a pull
     request's commit; a stand-in `gh` writes the comment to a file instead of posting it. Set-up is the README's
@@ -571,34 +543,34 @@ def test_the_review_workflow_runs_its_steps_and_comments_once(repo, tmp_path):
     assert "0 of 8 rows changed inputs" in comment
 
 
+@pytest.mark.light
 def test_nope_is_a_row_that_a_flag_runs(repo):
     sh([*DVC, "exp", "run", "-S", "model.pos=none", "plan"], repo)       # the plan alone: what would retrain
-    assert {s for s in changed_stages(repo) if s.startswith("run@")} == {
+    assert {s for s in status(repo) if s.startswith("run@")} == {
         f"run@{row}-{seed}" for row in ROWS[2:] for seed in (0, 1)}        # the pos row and every row after it
     assert json.loads((repo / "configs" / "plan.json").read_text())["ladders"][0]["rows"][2]["label"] == "+ NoPE"
     assert json.loads((repo / "configs" / "pos.json").read_text())["model"]["pos"] == "none"
-    restore(repo)
 
 
-def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(repo):
-    out = sh([*DVC, "exp", "run", "-S", "seeds=[0,1,2]"], repo)
-    assert {s for s in ran(out.stdout) if s.startswith("run@")} == {f"run@{row}-2" for row in ROWS}
-    assert all(m["n"] == 3 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
-    out = sh([*DVC, "exp", "run", "-S", "seeds=[1]", "-S", "sweep.seeds=[1]", "-S", "serve.run_seed=1"], repo)
-    assert ran(out.stdout) == SERVE | {"plan", "report"}            # serve: each row's run of seed 1 now
-    assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
-    assert "n/a (1 seed)" in (repo / "reports" / "ablation.md").read_text()
+def test_a_new_seed_trains_only_its_runs_and_a_shrunk_list_reads_only_its_runs(options_repo):
+    """On the options build's three rows (A/A and leave-one-out off: they have seeds of their own)."""
+    rows = OPTIONS["ladder"]
+    out = repro_with(options_repo, ["seeds=[0,1,2]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"])
+    assert {s for s in ran(out.stdout) if s.startswith("run@")} == {f"run@{row}-2" for row in rows}
+    metrics = json.loads((options_repo / "reports" / "metrics.json").read_text())
+    assert all(m["n"] == 3 for m in metrics.values())
+    out = repro_with(options_repo, ["seeds=[1]", "sweep.seeds=[1]", "serve.run_seed=1"])
+    assert ran(out.stdout) == OPTION_SERVE | {"plan", "report"}      # serve: each row's run of seed 1 now
+    assert all(m["n"] == 1 for m in json.loads((options_repo / "reports" / "metrics.json").read_text()).values())
+    assert "n/a (1 seed)" in (options_repo / "reports" / "ablation.md").read_text()
     # the report reads the runs the plan lists, never a glob: a stray run on disk changes nothing it prints
-    stray = repo / "data" / "runs" / "norm" / "7"
-    shutil.copytree(repo / "data" / "runs" / "norm" / "1", stray)
-    assert ran(sh([*DVC, "repro"], repo).stdout) == {"report"}
-    assert all(m["n"] == 1 for m in json.loads((repo / "reports" / "metrics.json").read_text()).values())
-    shutil.rmtree(stray)
-    sh(["git", "checkout", "params.yaml"], repo)
-    sh([*DVC, "repro"], repo)
-    restore(repo)
+    stray = options_repo / "data" / "runs" / "norm" / "7"
+    shutil.copytree(options_repo / "data" / "runs" / "norm" / "1", stray)
+    assert ran(sh([*DVC, "repro"], options_repo).stdout) == {"report"}
+    assert all(m["n"] == 1 for m in json.loads((options_repo / "reports" / "metrics.json").read_text()).values())
 
 
+@pytest.mark.light
 def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
     before = (repo / "reports" / "ablation.md").read_bytes()
     out = sh([*DVC, "exp", "run", "-S", "model.bias=no"], repo, check=False)
@@ -606,9 +578,9 @@ def test_a_bad_param_stops_with_one_line_and_changes_nothing(repo):
     assert "error: model.bias='no': must be true or false" in out.stderr + out.stdout
     assert "Traceback" not in out.stderr + out.stdout
     assert (repo / "reports" / "ablation.md").read_bytes() == before
-    sh(["git", "checkout", "params.yaml"], repo)
 
 
+@pytest.mark.light
 @pytest.mark.parametrize("change, message", [
     ({"trian": {"iters": 5}}, "params.trian: unknown section; allowed are generate, data, tokenizer"),
     ({"seeds": []}, "seeds: give at least one seed"),
@@ -621,10 +593,9 @@ def test_every_setting_is_checked_by_plan_before_anything_trains(repo, change, m
     assert out.returncode != 0 and message in out.stdout + out.stderr
     assert "Traceback" not in out.stdout + out.stderr and "Could not find" not in out.stdout + out.stderr
     assert not {s for s in ran(out.stdout) if s.startswith(("run@", "sweep@", "serve@"))}
-    sh(["git", "checkout", "params.yaml"], repo)
-    restore(repo)
 
 
+@pytest.mark.light
 def test_tokenize_refuses_a_split_too_short_for_one_example_before_it_writes(repo):
     before = {p.name: p.read_bytes() for p in (repo / "data" / "tokenized").iterdir()}
     (repo / "data" / "tiny.txt").write_text("अग्नि", encoding="utf-8")
@@ -635,8 +606,6 @@ def test_tokenize_refuses_a_split_too_short_for_one_example_before_it_writes(rep
     assert out.returncode != 0 and "split has" in out.stderr and "block_size=16 needs at least 17" in out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert {p.name: p.read_bytes() for p in (repo / "data" / "tokenized").iterdir()} == before
-    (repo / "data" / "tiny.txt").unlink()
-    sh(["git", "checkout", "params.yaml"], repo)
 
 
 AUDIT = """
@@ -685,23 +654,15 @@ def test_each_stage_reads_only_its_declared_deps_and_every_data_dep_it_declares(
 
 
 # A smaller ladder with the optional rows switched on: the A/A copy and leave-one-out.
-OPTIONS = {
-    "baseline": {"norm": "layernorm", "pos": "rope", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": False},
-    "ladder": ["baseline", "norm", "qk_norm"],
-    "ablation": {"match_params": False, "aa_seeds": [5, 6], "leave_one_out": ["qk_norm"]},
-    "sweep": {"lr": [], "rows": [], "seeds": [0, 1]},
-}
+@pytest.fixture
+def options_repo(builds, tmp_path):
+    """A copy of its own of the options build (tests/e2e.py's OPTIONS: a smaller ladder with the A/A copy and
+    leave-one-out on), trained once per session by `dvc repro` (which ran exactly its 10 runs, aa@baseline-5 and -6
+    and loo@qk_norm-0 and -1 among them, 3 serves, generate, tokenize, plan and report) and committed."""
+    return workspace("options", builds, tmp_path)
 
 
-@pytest.fixture(scope="module")
-def options_repo(tmp_path_factory):
-    repo = project_copy(tmp_path_factory.mktemp("options"), **OPTIONS)
-    out = sh([*DVC, "repro"], repo)
-    assert {"aa@baseline-5", "aa@baseline-6", "loo@qk_norm-0", "loo@qk_norm-1"} <= ran(out.stdout)
-    commit(repo, "repro")
-    return repo
-
-
+@pytest.mark.light
 def test_aa_and_leave_one_out_run_end_to_end(options_repo):
     text = (options_repo / "reports" / "ablation.md").read_text()
     assert "## A/A check" in text and "seeds 5, 6" in text
@@ -719,7 +680,7 @@ def test_aa_and_leave_one_out_run_end_to_end(options_repo):
                          ids=["akshara", "bpe"])
 def test_each_tokenizer_runs_end_to_end_and_reports_bits_per_character(options_repo, tokenizer):
     sets = [*tokenizer, "seeds=[0]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]", "ablation.match_params=true"]
-    sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    repro_with(options_repo, sets)
     meta = json.loads((options_repo / "data" / "tokenized" / "meta.json").read_text())
     kind = tokenizer[0].split("=")[1]
     assert meta["tokenizer"] == kind and meta["val"]["tokens"] < meta["val"]["chars"]
@@ -729,12 +690,11 @@ def test_each_tokenizer_runs_end_to_end_and_reports_bits_per_character(options_r
     assert all(0.5 < float(r["bpc"]) < 8 for r in rows[:3])
     assert "parameter matching" in text                                        # match_params on: sized MLPs
     assert json.loads((options_repo / "configs" / "qk_norm.json").read_text())["model"]["mlp_hidden"] > 0
-    sh(["git", "checkout", "params.yaml"], options_repo)
 
 
 def test_a_diverged_run_reaches_the_report_counted_and_marked(options_repo):
     sets = ["train.lr=100", "train.min_lr=0", "train.grad_clip=0", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
-    sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    repro_with(options_repo, sets)
     records = {row: [json.loads((options_repo / "data" / "runs" / row / f"{seed}" / "run.json").read_text())
                      for seed in (0, 1)] for row in ("baseline", "norm", "qk_norm")}
     diverged = {row: sum(r["diverged"] for r in runs) for row, runs in records.items()}
@@ -745,13 +705,11 @@ def test_a_diverged_run_reaches_the_report_counted_and_marked(options_repo):
     for r in report_rows(options_repo)[:3]:
         n = diverged[{"Step 1 baseline": "baseline", "+ RMSNorm": "norm", "+ QK-norm": "qk_norm"}[r["variant"]]]
         assert (f"{n}/2 diverged" in r["val"]) == (n > 0)
-    sh(["git", "checkout", "params.yaml"], options_repo)
 
 
 def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one_trained(options_repo):
     """`launch` starts every training stage's command: python by default (the rendered command is the one
     dvc.lock holds), torchrun for one run over several processes; DVC sees a new command and retrains."""
-    restore(options_repo)                                                  # the committed runs, one process each
     record = options_repo / "data" / "runs" / "qk_norm" / "0" / "run.json"
     before = json.loads(record.read_text())
     params = read_yaml(options_repo / "params.yaml")
@@ -763,16 +721,14 @@ def test_launch_puts_torchrun_in_front_of_a_run_and_two_processes_train_what_one
     assert (before["processes"], after["processes"]) == (1, 2)
     assert max(abs(a - b) for a, b in zip(before["losses"], after["losses"], strict=True)) <= 1e-5
     assert abs(before["val_loss"] - after["val_loss"]) <= 1e-5
-    restore(options_repo)
 
 
 def test_the_second_ladder_and_a_size_reuse_the_books_runs_write_their_reports_and_off_keeps_them(options_repo):
     """The second ladder, and the main ladder at one more size (scale.sizes), in one run: neither retrains the
     main table's runs; switched off, beyond.md and scale.md stay."""
-    restore(options_repo)
     sets = ["beyond.ladder=[tie_embeddings,optimizer,attn_window]", "beyond.model.attn_window=4",
             "ablation.aa_seeds=[]", "ablation.leave_one_out=[]", "+scale.sizes.xs={n_layer: 1, n_embd: 16, n_head: 2}"]
-    out = sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    out = repro_with(options_repo, sets)
     flags = ("tie_embeddings", "optimizer", "attn_window")
     assert {s for s in ran(out.stdout) if "@" in s} == {f"beyond@{f}-{s}" for f in flags for s in (0, 1)} | {
         f"serve_beyond@{f}" for f in flags} | {                                 # row 0 trains and serves nothing
@@ -800,12 +756,11 @@ def test_the_second_ladder_and_a_size_reuse_the_books_runs_write_their_reports_a
     sh([*DVC, "repro"], options_repo)                                           # off again
     assert [(options_repo / "reports" / name).read_bytes() for name in ("beyond.md", "scale.md")] == written
     assert not list((options_repo / "configs").glob("beyond_*")) and not list((options_repo / "configs").glob("scale_*"))
-    restore(options_repo)
 
 
 def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_only_its_runs(options_repo):
     grid = ["sweep.rows=[norm,qk_norm]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
-    out = sh([*DVC, "exp", "run", *[a for s in [*grid, "sweep.lr=[1000]"] for a in ("-S", s)]], options_repo)
+    out = repro_with(options_repo, [*grid, "sweep.lr=[1000]"])
     assert {s for s in ran(out.stdout) if "@" in s} == {f"sweep@{r}-1000-{s}" for r in ("norm", "qk_norm") for s in (0, 1)}
     table = list(csv.DictReader(io.StringIO((options_repo / "reports" / "lr_sweep.csv").read_text())))
     assert [(r["row"], float(r["multiple"])) for r in table] == [("norm", 1.0), ("norm", 1000.0), ("qk_norm", 1.0),
@@ -818,12 +773,12 @@ def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_on
     assert re.search(r"At lr 2 \(×1000\), \+ RMSNorm: spikes in \d/2 seeds \(\d+ in all\), diverged \d/2", text)
     assert (options_repo / "reports" / "lr_sweep.png").stat().st_size > 1000
 
-    out = sh([*DVC, "exp", "run", *[a for s in [*grid, "sweep.lr=[1000,0.5]"] for a in ("-S", s)]], options_repo)
+    out = repro_with(options_repo, [*grid, "sweep.lr=[1000,0.5]"])
     assert {s for s in ran(out.stdout) if "@" in s} == {f"sweep@{r}-0.5-{s}" for r in ("norm", "qk_norm") for s in (0, 1)}
     assert "| 0.001 (×0.5) |" in re.sub(" +", " ", (options_repo / "reports" / "ablation.md").read_text())
-    sh(["git", "checkout", "params.yaml"], options_repo)
 
 
+@pytest.mark.light
 def test_char_tokenizer_reports_bpc_as_loss_over_ln2(repo):
     row = report_rows(repo)[0]
     assert float(row["bpc"]) == pytest.approx(float(row["val"].split(" ± ")[0]) / 0.6931471805599453, abs=2e-3)
@@ -836,25 +791,24 @@ def test_a_users_corpus_folder_from_params(options_repo):
     (mine / "a.txt").write_text(a, encoding="utf-8")
     (mine / "b.txt").write_text(b, encoding="utf-8")
     sets = ["data.corpus=data/mine", "seeds=[0]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
-    sh([*DVC, "exp", "run", *[a for s in sets for a in ("-S", s)]], options_repo)
+    repro_with(options_repo, sets)
     text = (options_repo / "reports" / "ablation.md").read_text()
     assert "`data/mine`" in text and "floor" not in text                    # the floor is the generator's only
     assert json.loads((options_repo / "data" / "tokenized" / "meta.json").read_text())["corpus"]["chars"] == len(a + "\n" + b)
     sh(["git", "checkout", "params.yaml"], options_repo)
     out = sh([*DVC, "exp", "run", "-S", "data.corpus=data/missing.txt"], options_repo, check=False)
     assert out.returncode != 0 and "data/missing.txt" in out.stderr and "Traceback" not in out.stderr
-    sh(["git", "checkout", "params.yaml"], options_repo)
 
 
 
-# Ray: a real local cluster, for the tests below (the last of this module). Started by the first of them and stopped
-# with the module, so that its daemons never load another module's tests.
+# Ray: a real local cluster of 2 CPUs for each test below, started and stopped with it. The tests are both_cores: none
+# runs beside another slow test, so no cluster's daemons load another test (and `ray stop` stops only this one).
 
 RAY = str(Path(sys.executable).parent / "ray")
 REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def ray_cluster():
     import socket
     with socket.socket() as s:
@@ -880,12 +834,7 @@ def driver_clone(repo: Path, tmp_path: Path) -> Path:
 def trained_per_run(remote: Path) -> dict[str, int]:
     """How many times each run was trained and pushed, from a local remote's run-cache: an entry is one set of
     outputs of one command on one set of inputs, and every training writes other seconds into run.json."""
-    count: dict[str, int] = {}
-    for entry in (remote / "runs").glob("*/*/*"):
-        cmd = yaml.safe_load(entry.read_text())["cmd"]
-        if "stages/run.py" in cmd:
-            count[cmd] = count.get(cmd, 0) + 1
-    return count
+    return {cmd: len(entries) for cmd, entries in run_cache_entries(remote).items() if "stages/run.py" in cmd}
 
 
 def slot_holders() -> set[int]:
@@ -900,12 +849,17 @@ def slot_holders() -> set[int]:
     return holders
 
 
-def test_repro_on_ray_trains_each_run_once_through_a_killed_worker_and_writes_the_same_report(repo, ray_cluster,
-                                                                                              tmp_path):
-    """`modern-gpt repro --ray ADDRESS` on the smoke fixture's commit, on a real local Ray cluster of 2 CPUs, one
-    task per run. Once a run holds its core slot, its worker's process group is killed (kill -9): Ray's retry
-    trains that run again, no process of the group survives, and every run is trained exactly once (counted from
-    the remote's run-cache). The report then equals the fixture's in every column but the seconds."""
+@pytest.mark.both_cores
+def test_repro_on_ray_trains_each_run_once_through_a_killed_worker_and_writes_the_same_report(options_and_remote,
+                                                                                              ray_cluster, tmp_path):
+    """`modern-gpt repro --ray ADDRESS` on the options build's commit (10 runs of three families), on a real local
+    Ray cluster of 2 CPUs, one task per run, with the default remote holding every run but four (and no serve). Once a run holds
+    its core slot, its worker's process group is killed (kill -9): Ray's retry trains that run again, no process of
+    the group survives, the four are trained and the rest pulled, and every run is trained exactly once (counted
+    from the remote's run-cache). The report then equals the build's in every column but the seconds."""
+    repo = options_and_remote
+    missing = sorted(OPTION_RUNS)[::3]
+    forget(repo, tmp_path / "modern-gpt-remote", [*missing, *OPTION_SERVE, "report"])
     driver = driver_clone(repo, tmp_path)
     log = tmp_path / "driver.log"
     proc = subprocess.Popen([*REPRO, "--ray", ray_cluster, "--workdir", str(tmp_path / "nodes")],
@@ -923,9 +877,10 @@ def test_repro_on_ray_trains_each_run_once_through_a_killed_worker_and_writes_th
     assert proc.wait(timeout=900) == 0, log.read_text()
     out = log.read_text()
     assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]     # no orphan
-    assert len(re.findall(r"\] \S+: trained \(", out)) == len(RUNS)
-    assert sorted(trained_per_run(tmp_path / "modern-gpt-remote").values()) == [1] * len(RUNS)
-    assert "Running stage 'report'" in out and not ran(out) & RUNS          # dvc repro --pull trained nothing
+    assert sorted(re.findall(r"\] (\S+): trained \(", out)) == missing
+    assert sorted(re.findall(r"\] (\S+): pulled \(", out)) == sorted(OPTION_RUNS - set(missing))
+    assert sorted(trained_per_run(tmp_path / "modern-gpt-remote").values()) == [1] * len(OPTION_RUNS)
+    assert "Running stage 'report'" in out and not ran(out) & OPTION_RUNS          # dvc repro --pull trained nothing
     mine, single = report_rows(driver), report_rows(repo)
     assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
         [{k: v for k, v in r.items() if k != "secs"} for r in single]
@@ -940,8 +895,10 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
-def test_repro_on_ray_refuses_a_dirty_workspace_a_bad_remote_and_no_cluster_before_any_task(repo, ray_cluster, tmp_path):
-    driver = driver_clone(repo, tmp_path)
+@pytest.mark.both_cores
+def test_repro_on_ray_refuses_a_dirty_workspace_a_bad_remote_and_no_cluster_before_any_task(options_repo, ray_cluster,
+                                                                                             tmp_path):
+    driver = driver_clone(options_repo, tmp_path)
     nodes = tmp_path / "nodes"
     cmd = [*REPRO, "--ray", ray_cluster, "--workdir", str(nodes)]
     edit(driver / "params.yaml")

@@ -107,6 +107,7 @@ def test_batched_seeds_refuse_what_would_break_the_equality(toy, change, message
         train_seeds(cfg, train_cfg, train_data, val_data, [0, 1], progress=False)
 
 
+@pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_quick_command_batch_seeds_prints_the_same_table_as_seeds_one_by_one():
     args = [sys.executable, "-m", "modern_gpt", "ablate", "--smoke", "--iters", "12", "--seeds", "2"]
     one_by_one = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True).stdout
@@ -170,29 +171,37 @@ COMPILED_RUN = textwrap.dedent("""
 """)
 
 
-def compiled_run(tmp_path: Path, mode: str) -> RunRecord:
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "kernels")}
+def compiled_run(kernels: Path, mode: str) -> RunRecord:
+    """A run compiled in a fresh process, with Inductor's kernel cache in `kernels`."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(kernels)}
     out = subprocess.run([sys.executable, "-c", COMPILED_RUN, str(ROOT / "tests"), mode], capture_output=True,
-                         text=True, env=env, cwd=tmp_path, check=True).stdout
+                         text=True, env=env, cwd=kernels.parent, check=True).stdout
     return RunRecord.from_dict(json.loads(out.splitlines()[-1]))
+
+
+@pytest.fixture(scope="session")
+def kernels(builds) -> Path:
+    """One Inductor kernel cache for the session's compiled runs (every pytest process of it): each graph compiles
+    once. The test of the cold-then-warm cache keeps a cache of its own."""
+    return builds / "kernels"
 
 
 @pytest.mark.slow
 def test_a_compiled_run_is_deterministic_and_the_next_process_reuses_its_kernels(tmp_path):
-    cold = compiled_run(tmp_path, "default")
-    warm = compiled_run(tmp_path, "default")
+    cold = compiled_run(tmp_path / "kernels", "default")
+    warm = compiled_run(tmp_path / "kernels", "default")
     assert cold.compiled_graphs > 0 and cold.cached_graphs == 0          # the first process pays ...
     assert warm.compiled_graphs == 0 and warm.cached_graphs == cold.compiled_graphs   # ... the next loads them
     assert warm.curve == cold.curve and warm.val_loss == cold.val_loss     # same seed, same numbers
-    eager = compiled_run(tmp_path, "none")
+    eager = compiled_run(tmp_path / "kernels", "none")
     assert eager.compiled_graphs == eager.cached_graphs == 0
     assert max(abs(p.val - q.val) for p, q in zip(eager.curve, cold.curve)) < 1e-3   # other kernels, same maths
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
-def test_every_compile_mode_trains_on_cpu(tmp_path, mode):
-    record = compiled_run(tmp_path, mode)
+def test_every_compile_mode_trains_on_cpu(kernels, mode):
+    record = compiled_run(kernels, mode)
     assert not record.diverged and record.compiled_graphs > 0 and math.isfinite(record.val_loss)
 
 

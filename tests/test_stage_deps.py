@@ -118,6 +118,7 @@ def test_display_text_lives_where_no_run_depends_on_it():
                    for d in run_deps)
 
 
+@pytest.mark.slow                  # processes of their own, each importing torch
 def test_each_stage_script_runs_its_own_checkouts_src(tmp_path):
     """The `sys.path[0] = <checkout>/src` line of each script is what makes a copy of the project (DVC's
     experiments, the pipeline tests' temporary repos) run its own code: the installed package is the
