@@ -51,6 +51,18 @@ def _seed():
 # --- the end-to-end tests' workspaces and cores (tests/e2e.py) -------------------------------------------------
 
 BUILT_FOR = {"repo": "smoke", "options_repo": "options", "options_and_remote": "options"}  # fixture: its build
+QUICK, BOTH_CORES, SLOW, LIGHT = range(4)            # what a test is, for the core lock and the order
+
+
+def kind(item) -> int:
+    """A unit test (QUICK), a both_cores test, a light end-to-end test, or another slow one, by its marks."""
+    marks = {m.name for m in item.iter_markers()}
+    return BOTH_CORES if "both_cores" in marks else LIGHT if "light" in marks else SLOW if "slow" in marks else QUICK
+
+
+def builds_of(item) -> set[str]:
+    """The builds a test's fixtures copy."""
+    return {BUILT_FOR[f] for f in item.fixturenames if f in BUILT_FOR}
 
 
 @pytest.fixture
@@ -72,8 +84,7 @@ def builds(tmp_path_factory) -> Path:
 def _builds_in_the_background(request, builds):
     """The builds this session's tests use start training before the first test, in processes of their own: the
     unit tests run while they train, and the first end-to-end test finds them made (or waits on their lock)."""
-    names = sorted({BUILT_FOR[f] for item in request.session.items for f in item.fixturenames if f in BUILT_FOR})
-    procs = e2e.start(builds, names)
+    procs = e2e.start(builds, sorted(set().union(*map(builds_of, request.session.items))))
     yield
     for proc in procs:
         proc.wait()
@@ -84,14 +95,13 @@ def _cores(request, builds):
     """A test marked both_cores (modern-gpt repro's runs side by side, SLURM's two workers, a Ray cluster of 2
     CPUs) runs with no other slow test beside it: it holds the session's core lock alone, where every other slow
     test holds it shared. Unit tests and the light end-to-end tests (which train and compile nothing) take no lock."""
-    marks = {m.name for m in request.node.iter_markers()}
-    if not marks & {"slow", "both_cores"} or "light" in marks:
+    if kind(request.node) in (QUICK, LIGHT):
         yield
         return
-    for name in {BUILT_FOR[f] for f in request.fixturenames if f in BUILT_FOR}:
+    for name in builds_of(request.node):
         e2e.build(name, builds)                             # waited for before the lock, not while holding it
     with open(builds / "cores.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if "both_cores" in marks else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_EX if kind(request.node) == BOTH_CORES else fcntl.LOCK_SH)
         yield
 
 
@@ -112,15 +122,9 @@ def pytest_collection_modifyitems(config, items):
     ones. pytest-xdist gives each worker a run of consecutive tests to start with, so one worker takes the
     both_cores tests, one after another, while the other runs the tests that take no core lock and the builds train
     in the background; the slow tests, which would wait for the lock, come last."""
-    def kind(item) -> int:
-        marks = {m.name for m in item.iter_markers()}
-        return 1 if "both_cores" in marks else 3 if "light" in marks else 2 if "slow" in marks else 0
-
-    def build(item) -> int:                       # the both_cores tests by the build they wait for: none, the
-        names = {BUILT_FOR.get(f) for f in item.fixturenames}          # options build (quicker), the smoke one
+    def waits_for(item) -> int:                   # the both_cores tests by the build they wait for: none, the
+        names = builds_of(item)                                       # options build (quicker), the smoke one
         return 2 if "smoke" in names else 1 if "options" in names else 0
 
-    quick = [item for item in items if kind(item) == 0]
-    alone = sorted((i for i in items if kind(i) == 1), key=build)
-    light, slow = ([i for i in items if kind(i) == k] for k in (3, 2))
-    items[:] = [*quick[:20], *alone, *quick[20:], *light, *slow]
+    quick, alone, slow, light = ([i for i in items if kind(i) == k] for k in (QUICK, BOTH_CORES, SLOW, LIGHT))
+    items[:] = [*quick[:20], *sorted(alone, key=waits_for), *quick[20:], *light, *slow]
