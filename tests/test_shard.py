@@ -54,3 +54,41 @@ def test_a_failing_dvc_command_is_told_by_the_stage_s_own_line_else_dvc_s():
     assert dvc_error(done("", "ERROR: unexpected error - [Errno 20] Not a directory\n")) == \
         "unexpected error - [Errno 20] Not a directory"
     assert dvc_error(done("a\nlast words\n", "")) == "last words" and dvc_error(done("", "")) == "exit status 1"
+
+
+def test_an_empty_dvc_lock_left_by_a_killed_dvc_is_removed_and_the_run_cache_restores_its_stages(tmp_path, monkeypatch, capsys):
+    """DVC truncates dvc.lock, then writes it: a kill -9 in between leaves it empty, and DVC then refuses every
+    command here. mend_lockfile (the runner, shard and each unit call it first) removes an empty one only; the
+    stage that had finished comes back from the run-cache, its command not run again."""
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    from modern_gpt.cli.work import mend_lockfile
+
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    Repo.init().close()
+    (tmp_path / "x").write_text("in\n")
+    (tmp_path / "dvc.yaml").write_text("stages:\n  copy:\n    cmd: cp x y && echo ran >> ../count\n"
+                                       "    deps: [x]\n    outs: [y]\n")
+    lock = tmp_path / "dvc.lock"
+    with Repo() as repo:
+        repo.reproduce()
+    assert (tmp_path.parent / "count").read_text() == "ran\n" and "copy" in lock.read_text()
+    lock.write_text("")                                                   # what the killed writer leaves
+    with Repo() as repo, pytest.raises(DvcException, match="dvc.lock"):
+        repo.status()
+    capsys.readouterr()                                                   # DVC's own output so far
+    assert mend_lockfile(tmp_path) and not lock.exists()
+    assert capsys.readouterr().out == (f"{lock}: empty, as a DVC process killed while writing it leaves it: removed; "
+                                       "dvc repro restores every stage that had finished from the run-cache\n")
+    with Repo() as repo:
+        repo.reproduce()
+        assert repo.status() == {}
+    assert (tmp_path.parent / "count").read_text() == "ran\n" and "copy" in lock.read_text()   # restored, not run
+    assert not mend_lockfile(tmp_path)                                    # a dvc.lock with something in it is DVC's
+    lock.write_text("stages: {copy: [\n")
+    assert not mend_lockfile(tmp_path) and lock.read_text() == "stages: {copy: [\n"
+    capsys.readouterr()
+    lock.unlink()
+    assert not mend_lockfile(tmp_path) and capsys.readouterr().out == ""

@@ -8,7 +8,9 @@ training stage that `dvc status` lists, N at a time, then a plain `dvc repro`, w
 runs the rest (serve, report) as DVC orders it. DVC records every stage in dvc.lock and its run-cache as
 usual. Killed at any moment (kill -9 of the whole process group too), the same command starts again where it
 stopped: finished runs are recorded, a killed run recorded nothing, and the dead processes' entries in DVC's
-lock file block nothing (DVC drops one when it next needs its path).
+lock file block nothing (DVC drops one when it next needs its path). A DVC process killed while writing
+dvc.lock leaves it empty: the command removes that first, and DVC restores the finished runs from its
+run-cache (cli/work.py: mend_lockfile).
 
 Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
 machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each. When the runs train on
@@ -33,7 +35,7 @@ from ..config.sections import LaunchConfig
 from ..core import params as params_file
 from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, trains_on_gpu, usable_cores, visible_gpus
 from ..core.errors import ConfigError, DataError
-from .work import DVC, TRAINING_STAGES, dvc, dvc_error
+from .work import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
 
@@ -182,6 +184,7 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devi
 def cmd_repro(args: argparse.Namespace) -> None:
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt repro at the root of a clone of the project")
+    mend_lockfile()
     cores = usable_cores()
     if args.ray is not None:
         from .ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first

@@ -5,7 +5,8 @@ after another, and so does each task of a cluster's scheduler.
 The data plane is DVC's: the default remote holds every run's outputs, and its run-cache ("this command on these
 inputs made these outputs") lets `dvc repro --pull` restore a run that any clone pushed instead of training it.
 A worker that dies has pushed its finished runs and nothing of the one it was training (DVC commits a stage's
-outputs only when its command succeeds).
+outputs only when its command succeeds). A DVC process killed while it writes dvc.lock leaves it empty: each
+command that resumes work mends that first (`mend_lockfile`).
 """
 
 from __future__ import annotations
@@ -60,9 +61,35 @@ def default_remote() -> Remote:
     return Remote(name, url)
 
 
+def mend_lockfile(cwd: Path | None = None) -> bool:
+    """DVC writes dvc.lock in place (it truncates the file, then writes it), so a DVC process killed in that
+    instant (kill -9 of a runner's or a worker's process group, say) leaves dvc.lock empty, and every later DVC
+    command in the workspace stops on it ("'./dvc.lock' validation failed"). An empty dvc.lock records nothing,
+    and DVC puts each stage it runs into its run-cache before it writes dvc.lock; so remove it, and the next
+    `dvc repro` restores every stage that had finished, training none again. Done under DVC's repository lock
+    (waiting for it, as --wait-for-lock does), so the empty file is never one a live DVC process is writing. A
+    dvc.lock with anything in it is DVC's to read. Says whether it removed one."""
+    path = Path(cwd or ".") / "dvc.lock"
+
+    def empty() -> bool:
+        return path.is_file() and not path.read_bytes().strip()
+
+    if not empty():
+        return False
+    from dvc.repo import Repo
+    with Repo(str(cwd or "."), _wait_for_lock=True) as repo, repo.lock:
+        if not empty():                             # written meanwhile by a live DVC process
+            return False
+        path.unlink()
+    print(f"{path}: empty, as a DVC process killed while writing it leaves it: removed; dvc repro restores every "
+          "stage that had finished from the run-cache", flush=True)
+    return True
+
+
 def prepare(remote: Remote) -> None:
     """The runs' inputs (seconds: generate, tokenize, plan), pushed so that an aggregator, and every other clone, can
     pull them; the push also shows that the remote can be written before any run is trained."""
+    mend_lockfile()
     dvc("repro", "plan")
     pushed = dvc("push", "generate", "tokenize", check=False)
     if pushed.returncode:
@@ -77,6 +104,7 @@ def pull_or_train(stage: str, remote: Remote, again: str, *, cwd: Path | None = 
     each waiting for DVC's lock, so that units side by side in one clone take turns only at DVC's bookkeeping.
     Says how the run came: 'trained', 'pulled' or 'already here'. `again` is the command that resumes the caller's
     work, for the one-line error when the push fails."""
+    mend_lockfile(cwd)
     out = dvc("--wait-for-lock", "repro", "--pull", "-s", stage, cwd=cwd, env=env).stdout
     how = ("trained" if f"Running stage '{stage}'" in out else
            "pulled" if f"Stage '{stage}' is cached" in out else "already here")
