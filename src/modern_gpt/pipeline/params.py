@@ -60,7 +60,8 @@ class Params:
 
     def sizes(self, vocab_size: int) -> list[Sized]:
         """The main ladder at every size of scale: (pipeline/scale.py), smallest first; [] when it is off."""
-        return sizes(self, vocab_size)
+        return sizes(self.scale, self.model, self.train,
+                     lambda model: dataclasses.replace(self, model=model).rows(vocab_size))
 
 
 def _mapping(raw: dict, name: str) -> dict:

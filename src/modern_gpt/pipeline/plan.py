@@ -10,7 +10,6 @@ import dataclasses
 
 from ..config.validate import check_split_sizes
 from ..core.stage_records import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
-from ..nn import GPT
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
 from .hf_class import hf_name
@@ -45,7 +44,7 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
     listed = [s for s in sizes if s.size.name is not None]          # the default size's rows are `rows`
     others = [(s.rows, s.train) for s in listed]
     if p.ablation.match_params:
-        target = GPT(rows[0].config).num_params(non_embedding=True)
+        target = non_embedding(rows[0].config)
         rows, loo, beyond = ([rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]],
                              [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in loo],
                              [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in beyond])

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Callable
 
 from ..config import ModelConfig, TrainConfig
+from ..config.sections import ScaleConfig
 from ..core.errors import ConfigError
 from ..core.stage_records import Size
 from .families import SCALE
 from .ladder import Row
-
-if TYPE_CHECKING:
-    from .params import Params
 
 
 @dataclass(frozen=True)
@@ -31,8 +29,9 @@ class Sized:
 
 
 def non_embedding(cfg: ModelConfig) -> int:
-    """N, as GPT.num_params counts it (Kaplan et al.), from the shapes alone. torch only here: params.py imports
-    this module, and reading params stays torch-free while no size is listed."""
+    """N, as GPT.num_params counts it (Kaplan et al.), from the shapes alone (a model on the meta device: no
+    memory, no initialisation). torch only here: params.py imports this module, and reading params.yaml stays
+    torch-free while no size is listed."""
     import torch
     from ..nn import GPT
     with torch.device("meta"):
@@ -72,25 +71,24 @@ def _shape(cfg: ModelConfig) -> tuple[int, ...]:
     return cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_kv_head, cfg.head_dim
 
 
-def sizes(p: Params, vocab_size: int) -> list[Sized]:
-    """Every size, smallest N first, the default (model:'s shape, its rows the main table's) among them; [] when
-    scale.sizes is empty."""
-    spec = p.scale
+def sizes(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: Callable[[dict], list[Row]]) -> list[Sized]:
+    """Every size of `spec`, smallest N first, the default (model:'s shape, its rows the main table's) among them;
+    [] when scale.sizes is empty. `model` and `recipe` are params.yaml's model: and train:, `rows_at(model)` the
+    main ladder's rows on such a model: section (Params.sizes passes its own ladder)."""
     if not spec.sizes:
         return []
-    rows = p.rows(vocab_size)
+    rows = rows_at(model)
     full = rows[-1].config
     n0 = non_embedding(full)
     rope = any(r.config.pos == "rope" for r in rows)
-    batch_tokens = p.train.batch_size * full.block_size
-    found = [Sized(Size(None, *_shape(full), n0, p.train.iters, p.train.iters * batch_tokens), rows, p.train)]
+    batch_tokens = recipe.batch_size * full.block_size
+    found = [Sized(Size(None, *_shape(full), n0, recipe.iters, recipe.iters * batch_tokens), rows, recipe)]
     for name, shape in spec.sizes.items():
         where = f"scale.sizes.{name}"
         _check_shape(name, shape, full, rope)
-        model = {**p.model, "head_dim": None, **shape}
         try:
             sized = [dataclasses.replace(r, slug=SCALE.slug(size=name, row=r.slug))
-                     for r in dataclasses.replace(p, model=model).rows(vocab_size)]
+                     for r in rows_at({**model, "head_dim": None, **shape})]
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
         config = sized[-1].config
@@ -99,16 +97,16 @@ def sizes(p: Params, vocab_size: int) -> list[Sized]:
             raise ConfigError(f"{where}: the same shape as " + ("model: (whose runs are the main table's; list only "
                               "other sizes)" if same == "model" else f"scale.sizes.{same}"))
         n = non_embedding(config)
-        train = p.train
+        train = recipe
         if spec.budget == "tokens_per_param":
             f = n / n0
-            iters = round(p.train.iters * f)
+            iters = round(recipe.iters * f)
             if iters < spec.min_iters:
                 raise ConfigError(
-                    f"{where}: would train {iters} steps at model:'s {p.train.iters * batch_tokens / n0:.3g} "
+                    f"{where}: would train {iters} steps at model:'s {recipe.iters * batch_tokens / n0:.3g} "
                     f"tokens per non-embedding parameter (scale.budget: tokens_per_param), fewer than "
                     f"scale.min_iters={spec.min_iters}; list a larger size, or use scale.budget: steps")
-            train = dataclasses.replace(p.train, iters=iters, warmup_iters=round(p.train.warmup_iters * f),
-                                        eval_interval=max(1, round(p.train.eval_interval * f)))
+            train = dataclasses.replace(recipe, iters=iters, warmup_iters=round(recipe.warmup_iters * f),
+                                        eval_interval=max(1, round(recipe.eval_interval * f)))
         found.append(Sized(Size(name, *_shape(config), n, train.iters, train.iters * batch_tokens), sized, train))
     return sorted(found, key=lambda s: s.size.non_embedding)
