@@ -276,12 +276,12 @@ def test_the_runner_refuses_runs_it_cannot_give_their_gpus_before_anything_start
 def test_on_the_cpu_the_runner_looks_for_no_gpu(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"device": "cpu"}}))
-    monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: pytest.fail("looked for GPUs"))
+    monkeypatch.setattr("modern_gpt.core.cores.visible_gpus", lambda: pytest.fail("looked for GPUs"))
     assert devices() == Devices()
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"device": "auto"}}))
-    monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: [])
+    monkeypatch.setattr("modern_gpt.core.cores.visible_gpus", lambda: [])
     assert devices() == Devices()                                     # auto without a GPU: the CPU
-    monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setattr("modern_gpt.core.cores.visible_gpus", lambda: ["0", "1"])
     assert devices() == Devices(("0", "1"), 1)
 
 

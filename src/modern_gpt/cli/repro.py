@@ -33,7 +33,7 @@ from pathlib import Path
 from ..config import TrainConfig
 from ..config.sections import LaunchConfig
 from ..core import params as params_file
-from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, trains_on_gpu, usable_cores, visible_gpus
+from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
 from .work import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
 
@@ -94,14 +94,9 @@ def devices(path: str | Path = "params.yaml") -> Devices:
     starts when that many cannot be had."""
     raw = params_file.load(("train", "launch"), path, optional=("launch",))
     device = TrainConfig.from_dict(raw["train"], "train").device
-    if device == "cpu":
-        return Devices()
-    gpus = visible_gpus()
-    if not trains_on_gpu(device, gpus):
-        return Devices()
+    gpus = training_gpus(device)
     if not gpus:
-        raise ConfigError("train.device='cuda': no CUDA device is visible here (CUDA_VISIBLE_DEVICES, or a CUDA "
-                          "build of torch); allowed: cpu, cuda, auto")
+        return Devices()
     launch = LaunchConfig.parse(raw.get("launch"))
     per_run = launch.nproc or (len(gpus) if launch.command != "python" else 1)
     if per_run > len(gpus):
