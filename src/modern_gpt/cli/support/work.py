@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import ConfigError, DataError
-from ..pipeline.families import TRAINING
+from ...core.errors import ConfigError, DataError
+from ...pipeline.families import TRAINING
 
 DVC = [sys.executable, "-m", "dvc"]
 TRAINING_STAGES = frozenset(f.stage for f in TRAINING)     # dvc.yaml's stages that train a run

@@ -1,7 +1,7 @@
 """`modern-gpt repro --ray [ADDRESS]`: every pending training run as a Ray task, on a Ray cluster (or a local one
-started for the command), each doing the unit of distributed work (cli/work.py: pulled from the DVC remote if it
-holds the run, else trained; then pushed with its run-cache entry); then `dvc repro --pull` here, which trains
-nothing and writes the report.
+started for the command), each doing the unit of distributed work (work.py: pulled from the DVC remote if it holds
+the run, else trained; then pushed with its run-cache entry); then `dvc repro --pull` here, which trains nothing
+and writes the report.
 
 Ray schedules the tasks by what they ask for (a GPU each when the runs train on CUDA, else their threads as CPUs),
 retries a task whose worker dies (max_retries), and sends each to whichever node is free. Each node keeps one
@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import ConfigError, DataError
+from ...core.errors import ConfigError, DataError
 from .work import Remote, default_remote, dvc, dvc_error, prepare, pull_or_train
 
 GUARDED = ("params.yaml", "dvc.yaml", "configs", "src", "stages")   # what decides what a run trains

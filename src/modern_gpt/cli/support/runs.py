@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.errors import ConfigError, DataError
-from ..pipeline.families import training_stage
+from ...core.errors import ConfigError, DataError
+from ...pipeline.families import training_stage
 
 
 def check_run(run_dir: str | Path) -> None:
@@ -27,7 +27,7 @@ def check_run(run_dir: str | Path) -> None:
 
 def project_params(path: str | Path = "params.yaml") -> dict:
     """This folder's params.yaml as plain values, or {} (none, or unreadable: the stage name is then a guess)."""
-    from ..core.params import read_yaml
+    from ...core.params import read_yaml
     try:
         raw = read_yaml(path) if Path(path).is_file() else {}
     except ConfigError:
