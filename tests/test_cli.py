@@ -321,7 +321,7 @@ def test_bench_bad_options_are_one_line(capsys, args, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_without_it_is_one_line(tmp_path):
-    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.support.work\n"
+    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.support.shared_runs\n"
              "assert 'ray' not in sys.modules, 'ray imported'\n")
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
