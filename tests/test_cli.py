@@ -96,7 +96,7 @@ def test_help_names_the_books_spelling_and_bench_help_its_own_defaults(capsys):
 
 
 def test_the_quick_commands_rows_are_params_yamls_design_at_the_profiles_shape():
-    from modern_gpt.cli.profiles import SMOKE, cpu, rows_for
+    from modern_gpt.cli.support.profiles import SMOKE, cpu, rows_for
     from modern_gpt.pipeline.params import parse
     pipeline = parse(PARAMS).rows(vocab_size=65)
     assert [r.config for r in rows_for(cpu(), 65, None)] == [r.config for r in pipeline]   # cpu: the pipeline's shape
@@ -321,7 +321,7 @@ def test_bench_bad_options_are_one_line(capsys, args, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_without_it_is_one_line(tmp_path):
-    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.work\n"
+    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.support.shared_runs\n"
              "assert 'ray' not in sys.modules, 'ray imported'\n")
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

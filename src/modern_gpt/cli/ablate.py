@@ -27,7 +27,7 @@ from ..training.batched import run_seeds
 from ..training.batches import check_length
 from ..training.loop import resolve_device
 from ..training.run import run
-from .profiles import SMOKE, add_shape_args, cpu, rows_for, settings_from
+from .support.profiles import SMOKE, add_shape_args, cpu, rows_for, settings_from
 
 # --smoke: the toy corpus and profiles.SMOKE; otherwise the pipeline's corpus and profiles.cpu()
 SMOKE_CORPUS_CHARS = 2400

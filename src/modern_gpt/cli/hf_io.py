@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 from ..core.errors import DataError
-from .runs import check_run
+from .support.run_folder import check_run
 
 
 def add_parsers(sub) -> None:

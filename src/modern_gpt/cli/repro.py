@@ -10,7 +10,7 @@ usual. Killed at any moment (kill -9 of the whole process group too), the same c
 stopped: finished runs are recorded, a killed run recorded nothing, and the dead processes' entries in DVC's
 lock file block nothing (DVC drops one when it next needs its path). A DVC process killed while writing
 dvc.lock leaves it empty: the command removes that first, and DVC restores the finished runs from its
-run-cache (cli/work.py: mend_lockfile).
+run-cache (cli/support/dvc_calls.py: mend_lockfile).
 
 Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
 machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each. When the runs train on
@@ -35,7 +35,7 @@ from ..config.sections import LaunchConfig
 from ..core import params as params_file
 from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
-from .work import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
+from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
 
@@ -182,7 +182,7 @@ def cmd_repro(args: argparse.Namespace) -> None:
     mend_lockfile()
     cores = usable_cores()
     if args.ray is not None:
-        from .ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
+        from .support.ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
         import_ray()
         _, threads = parse_jobs(args.jobs, cores)
         device = TrainConfig.from_dict(params_file.load(("train",))["train"], "train").device
