@@ -16,7 +16,7 @@ Two single-threaded runs side by side did 1.51x the work of one two-threaded run
 machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each. When the runs train on
 CUDA (train.device cuda, or auto where a GPU is visible) `--jobs auto` is one run per visible GPU (per
 --nproc_per_node GPUs under torchrun), each with cores / jobs threads; each run takes its GPU in its own process
-(core/cores.py), so two never share one unless --jobs asks for more runs than there are GPUs.
+(core/slots.py), so two never share one unless --jobs asks for more runs than there are GPUs.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 from ..config import TrainConfig
 from ..config.sections import LaunchConfig
 from ..core import params as params_file
-from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
+from ..core.slots import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
 from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
 
@@ -59,7 +59,7 @@ def add_parsers(sub) -> None:
 def parse_jobs(text: str, cores: int, gpus: int = 0, per_run: int = 1) -> tuple[int, int]:
     """(jobs, threads per job) for --jobs: auto is one single-threaded job per core, or with `gpus` (the runs
     train on CUDA, `per_run` GPUs each) one job per run's GPUs; N jobs share the cores evenly (at least one thread
-    each; jobs beyond the cores, or the GPUs, wait for a free one, see core/cores.py)."""
+    each; jobs beyond the cores, or the GPUs, wait for a free one, see core/slots.py)."""
     if text == "auto":
         jobs = max(1, gpus // per_run) if gpus else cores
     elif not text.isdigit() or int(text) < 1:
@@ -81,7 +81,7 @@ class Devices:
         return shared_by(jobs, self.per_run, len(self.gpus))
 
     def env(self, jobs: int) -> dict[str, str]:
-        """What each run's process is told: every visible GPU (it takes its own among them, core/cores.py), and
+        """What each run's process is told: every visible GPU (it takes its own among them, core/slots.py), and
         how many runs share one."""
         if not self.gpus:
             return {}
@@ -143,7 +143,7 @@ def at_once(jobs: int, threads: int, cores: int, gpu_slots: int | None = None, p
 def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devices = Devices()) -> None:
     """Each stage as its own `dvc --wait-for-lock repro -s`, `jobs` training at a time with `threads` threads each;
     one line per finished stage. One more stage than `jobs` is started ahead: its DVC and Python start-up
-    (seconds per run) overlap the others' training, and it waits for its core slots (core/cores.py) before it
+    (seconds per run) overlap the others' training, and it waits for its core slots (core/slots.py) before it
     trains, so no more than `jobs` train at once (where the cores would leave room for one more, none is
     started ahead). After a failure nothing new starts; the running ones finish, then its error."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), **where.env(jobs)}
