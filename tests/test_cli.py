@@ -128,7 +128,7 @@ def test_the_quick_command_warns_by_the_thresholds_of_the_pipelines_report():
 
 
 def curve_record(seed: int, train: float, val: float, curve: list[float]):
-    from modern_gpt.core.records import Point
+    from modern_gpt.records.run import Point
     points = tuple(Point(iter=10 * (i + 1), train=train, val=v) for i, v in enumerate(curve))
     return dataclasses.replace(record(seed, val), train_loss=train, curve=points)
 
@@ -153,7 +153,7 @@ def test_quick_warnings_use_the_reports_thresholds(train, val, curve, expected):
 
 def record(seed: int, val: float | None):
     from modern_gpt.config import ModelConfig, TrainConfig
-    from modern_gpt.core.records import RunRecord
+    from modern_gpt.records.run import RunRecord
     return RunRecord(row="r", seed=seed, model=ModelConfig(), train=TrainConfig(), diverged=val is None, steps=1, curve=(), train_loss=val,
                      val_loss=val, val_bpc=val, params=1000, params_non_embedding=900, secs=1.0, tokens_per_sec=1.0,
                      device="cpu", torch="x")

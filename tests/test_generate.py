@@ -10,7 +10,7 @@ import torch
 from modern_gpt.cli import main
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.params import project_params
-from modern_gpt.core.stage_records import ServeRecord
+from modern_gpt.records.stages import ServeRecord
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.pipeline.params import load

@@ -13,7 +13,7 @@ import yaml
 from modern_gpt.core import params as params_file
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.core.stage_records import Plan
+from modern_gpt.records.stages import Plan
 from modern_gpt.config.sections import DataConfig, GenerateConfig, ReportConfig, TokenizerConfig, section
 from modern_gpt.pipeline.params import check_all, load, parse
 from modern_gpt.reporting.settings import Settings, report_settings

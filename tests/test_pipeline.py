@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from modern_gpt.core.params import read_yaml
-from modern_gpt.core.stage_records import Plan
+from modern_gpt.records.stages import Plan
 from modern_gpt.reporting.report import TABLE as COLUMNS
 
 pytestmark = pytest.mark.slow
@@ -378,7 +378,7 @@ CORPUS, REPORT = {"generate", "tokenize"}, {"report"}
 EDITS = [
     ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
     ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
-    ("core/records.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
+    ("records/run.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
     ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
     ("hf/configs.py", set()),                                        # the bridge, a tool: no stage imports it

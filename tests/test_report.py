@@ -11,7 +11,7 @@ import statistics
 import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.core.records import Point, RunRecord
+from modern_gpt.records.run import Point, RunRecord
 from modern_gpt.reporting.report import TABLE as COLUMNS, build, markdown_table, memorised, overfitting
 from modern_gpt.reporting.results import Ladder, Results, RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings

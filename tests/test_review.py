@@ -7,7 +7,7 @@ import random
 import pytest
 
 from modern_gpt.core.errors import DataError
-from modern_gpt.core.stage_records import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
+from modern_gpt.records.stages import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
 from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
 from modern_gpt.reporting.stats import Verdict, compare
 from modern_gpt.review.check import report_cells, row_disagreements, stale, text

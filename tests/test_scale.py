@@ -9,7 +9,7 @@ import pytest
 
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.core.stage_records import Size
+from modern_gpt.records.stages import Size
 from modern_gpt.pipeline.params import parse
 from modern_gpt.reporting import wording as W
 from modern_gpt.reporting.files import write_report

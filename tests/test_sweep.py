@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from modern_gpt.core.records import RunRecord
+from modern_gpt.records.run import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import lr_plot, lr_rows
 from modern_gpt.reporting.report import build

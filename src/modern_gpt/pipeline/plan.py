@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..config.validate import check_split_sizes
-from ..core.stage_records import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
+from ..records.stages import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
 from .hf_class import hf_name

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from tabulate import tabulate
 
-from ..core.stage_records import ServeRecord
+from ..records.stages import ServeRecord
 from ..serving.kv_cache import human
 from .results import Holds, Ladder, Rerun, Results, RowResult
 from .settings import Settings

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..core.records import RunRecord
-from ..core.stage_records import ServeRecord, Size
+from ..records.run import RunRecord
+from ..records.stages import ServeRecord, Size
 from .settings import Settings
 from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from ..core.stage_records import Size
+from ..records.stages import Size
 from . import wording as W
 from .provenance import code_line, machine_line
 from .report import interval, millions, num, verdict

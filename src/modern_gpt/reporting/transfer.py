@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..core.stage_records import Size
+from ..records.stages import Size
 from .results import RowResult
 from .calibration import CHUNK, CODE, judge
 from .stats import BAND, Comparison, Verdict, compare, summarize, t_quantile

@@ -1,4 +1,4 @@
-"""The records that cross a stage boundary besides a run's own (core/records.py): the plan and a served row.
+"""The records that cross a stage boundary besides a run's own (records/run.py): the plan and a served row.
 
 `Plan` is configs/plan.json (the plan stage writes it, the report reads it); `ServeRecord` is data/serve/<row>.json
 (the serve stage writes it, the report reads it). Each has one way out (`to_dict`, what the file holds) and one
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 from ..config.sections import ServeConfig
-from .errors import ConfigError, DataError
+from ..core.errors import ConfigError, DataError
 
 T = TypeVar("T")
 
