@@ -45,7 +45,9 @@ from ..core.errors import ConfigError, DataError
 from ..nn import GPT
 from ..nn.checkpoint import load_into, load_run
 from ..pipeline.hf_class import GPT2, HF_CLASSES, LLAMA, MISTRAL, QWEN3, hf_class
-from .configs import Arch, layer_list, normalise, read_config, window_flags
+from .arch import Arch, normalise
+from .config_json import read_config
+from .layers import layer_list, window_flags
 
 MODEL_TYPES = {"gpt2": GPT2, "llama": LLAMA, "mistral": MISTRAL, "qwen3": QWEN3}
 # buffers some HF versions keep in the state dict: recomputed, never weights
@@ -120,7 +122,7 @@ def config_from_hf(conf: Any, approximate_gelu: bool = False) -> ModelConfig:
 
 
 def _config_from_hf(conf: dict, arch: str, a: Arch, approximate_gelu: bool) -> ModelConfig:
-    """The numbers come from hf.configs.normalise, the one reader of a config.json (explain's too); what is
+    """The numbers come from hf.arch.normalise, the one reader of a config.json (explain's too); what is
     checked here is what our model cannot compute exactly, by the file's own flags."""
     g = conf.get
     if arch == GPT2:
