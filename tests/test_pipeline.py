@@ -381,7 +381,7 @@ EDITS = [
     ("records/run.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
     ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
-    ("hf/configs.py", set()),                                        # the bridge, a tool: no stage imports it
+    ("hf/arch.py", set()),                                           # the bridge, a tool: no stage imports it
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
     ("nn/checkpoint.py", {"plan"} | SERVE),                           # loading weights: no run imports it
     ("pipeline/labels.py", {"plan"}),
