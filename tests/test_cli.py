@@ -335,7 +335,7 @@ def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_witho
 
 
 def test_export_and_import_help_name_every_family_the_bridge_handles(monkeypatch, capsys):
-    from modern_gpt.pipeline.hf_class import HF_CLASSES
+    from modern_gpt.config.hf_class import HF_CLASSES
     families = [{"GPT2LMHeadModel": "GPT-2"}.get(c, c.removesuffix("ForCausalLM")) for c in HF_CLASSES]
     named = ", ".join(families[:-1]) + " or " + families[-1]             # GPT-2, Llama, Mistral or Qwen3
     monkeypatch.setenv("COLUMNS", "200")                                   # one line per command

@@ -25,7 +25,7 @@ from modern_gpt.hf.config_map import config_from_hf, hf_config  # noqa: E402
 from modern_gpt.hf.folder import export, import_folder  # noqa: E402
 from modern_gpt.hf.models import from_hf, to_hf  # noqa: E402
 from modern_gpt.hf.weights import IGNORED_SUFFIXES, KEY_MAPS, from_hf_state, to_hf_state  # noqa: E402
-from modern_gpt.pipeline.hf_class import hf_class  # noqa: E402
+from modern_gpt.config.hf_class import hf_class  # noqa: E402
 from modern_gpt.config import ModelConfig  # noqa: E402
 from modern_gpt.serving.generate import generate  # noqa: E402
 from modern_gpt.nn import GPT  # noqa: E402

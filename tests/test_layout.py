@@ -1,11 +1,14 @@
-"""Three rules of the source's shape: each class name means one thing (it is defined once under src/); a function
-longer than 50 lines is split where a part has a name of its own, unless it is one of the few listed here with the
-reason it stays whole; and cli/ tells its commands from what they share, by folder (cli/__init__.py): a module
-directly in cli/ is a `modern-gpt` command, and a module in cli/support/ is none."""
+"""The rules of the source's shape, read from its syntax tree: each class name means one thing (it is defined once
+under src/); a function longer than 50 lines is split where a part has a name of its own, and a module longer than
+its folder allows by what it holds; no two modules import each other, however indirectly; and cli/ tells its
+commands from what they share, by folder (cli/__init__.py): a module directly in cli/ is a `modern-gpt` command,
+and a module in cli/support/ is none. Each rule has the few exceptions listed here with the reason they stay."""
 
 import ast
 from collections import defaultdict
 from pathlib import Path
+
+import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = ROOT / "src" / "modern_gpt" / "cli"
@@ -14,6 +17,9 @@ STAY_WHOLE = {
     # a training run imports it (dvc.yaml's run deps): splitting it changes the runs' code and retrains every run
     "src/modern_gpt/training/loop.py:fit",
 }
+MODULE_LINES = 400                           # a module's lines at most, and less in the folders below
+FOLDER_LINES = {"src/modern_gpt/reporting": 300}
+CYCLES: list[set[str]] = []                 # none: each would be listed here with the reason it stays
 
 
 def definitions(kind) -> dict[str, list[ast.AST]]:
@@ -66,3 +72,46 @@ def test_each_module_directly_in_cli_is_a_command_and_no_module_in_cli_support_i
     for path in sorted((CLI / "support").glob("*.py")):
         assert not registers(path), path.name
         assert not {n for n in top_level(path) if n == "add_parsers" or n.startswith("cmd_")}, path.name
+
+
+def test_no_module_is_longer_than_its_folder_allows():
+    long = {}
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        where = path.relative_to(ROOT).as_posix()
+        limit = next((n for folder, n in FOLDER_LINES.items() if where.startswith(folder + "/")), MODULE_LINES)
+        if len(path.read_text(encoding="utf-8").splitlines()) > limit:
+            long[where] = limit
+    assert long == {}
+
+
+def imports() -> nx.DiGraph:
+    """src/'s modules, an edge from each to every module of src/ it imports: at the top, in a function or under
+    TYPE_CHECKING alike (a name imported from a package counts as its module when it is one)."""
+    src = ROOT / "src"
+    modules = {".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in src.rglob("*.py")}
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package.split(".")[:len(package.split(".")) - node.level + 1], *[node.module or ""]])
+                targets = [f"{base.rstrip('.')}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph.add_edge(name, target)
+    return graph
+
+
+def test_no_two_modules_import_each_other_but_the_listed_ones():
+    graph = imports()
+    assert graph.has_edge("modern_gpt.pipeline.plan", "modern_gpt.pipeline.scale")        # the graph is read
+    assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1] == CYCLES

@@ -2,7 +2,7 @@
 
 Four HF classes cover the ladder's end points: the Step 1 baseline is GPT-2 (exact GELU), the modern design is
 Llama (pre-norm RMSNorm, RoPE, SwiGLU, any number of K/V heads), and the modern design with QK-norm is Qwen3.
-`hf_class(cfg)` (pipeline/hf_class.py, the plan's rule too) names the class a config maps to, or raises a one-line
+`hf_class(cfg)` (config/hf_class.py, the plan's rule too) names the class a config maps to, or raises a one-line
 `ConfigError` naming the flag no class here represents. The head goes either way in all of them: tie_embeddings is
 tie_word_embeddings. The way back reads the file with arch.normalise, the one reader of a config.json, and refuses
 here what our model cannot compute exactly, by the file's own flags.
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..config import ModelConfig
 from ..core.errors import ConfigError
-from ..pipeline.hf_class import GPT2, HF_CLASSES, LLAMA, MISTRAL, QWEN3, hf_class
+from ..config.hf_class import GPT2, HF_CLASSES, LLAMA, MISTRAL, QWEN3, hf_class
 from .arch import Arch, normalise
 from .layers import layer_list, window_flags
 

@@ -21,7 +21,7 @@ from ..config import ModelConfig
 from ..core.errors import DataError
 from ..nn import GPT
 from ..nn.checkpoint import load_run
-from ..pipeline.hf_class import hf_class
+from ..config.hf_class import hf_class
 from .config_json import read_config
 from .config_map import arch_of, config_from_hf, require_transformers
 from .models import from_hf, to_hf

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..nn import GPT
 from ..nn.checkpoint import load_into
-from ..pipeline.hf_class import hf_class
+from ..config.hf_class import hf_class
 from .config_map import config_from_hf, hf_config, require_transformers
 from .weights import IGNORED_SUFFIXES, from_hf_state, to_hf_state
 

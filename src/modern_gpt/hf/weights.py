@@ -21,7 +21,7 @@ import torch
 
 from ..config import ModelConfig
 from ..core.errors import ConfigError, DataError
-from ..pipeline.hf_class import GPT2, LLAMA, MISTRAL, QWEN3, hf_class
+from ..config.hf_class import GPT2, LLAMA, MISTRAL, QWEN3, hf_class
 
 # buffers some HF versions keep in the state dict: recomputed, never weights
 IGNORED_SUFFIXES = (".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")

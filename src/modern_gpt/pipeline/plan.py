@@ -12,7 +12,7 @@ from ..config.validate import check_split_sizes
 from ..records.stages import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
-from .hf_class import hf_name
+from ..config.hf_class import hf_name
 from .ladder import Row
 from .params import Params
 from .scale import non_embedding
