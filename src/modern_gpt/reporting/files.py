@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..core.files import write_bytes, write_json
 from .plots import LR_COLUMNS, curves, lr_plot, lr_rows, plot
-from .report import CURVES_PLOT, SWEEP_PLOT, build, build_beyond
+from .pages import CURVES_PLOT, SWEEP_PLOT, build, build_beyond
 from .results import Results
 from .runs_csv import RunLine, to_csv
 from . import scale

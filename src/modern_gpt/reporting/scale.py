@@ -10,8 +10,8 @@ from tabulate import tabulate
 
 from ..core.stage_records import Size
 from . import wording as W
+from .cells import interval, millions, num, verdict
 from .provenance import code_line, machine_line
-from .report import interval, millions, num, verdict
 from .results import Results, RowResult
 from .stats import SEEDS_NEEDED_METHOD, Verdict, compare, rule, verdict_text
 from .transfer import Change, Transfer, changes

@@ -1,0 +1,139 @@
+"""Each page of the report put together from its parts, top to bottom: reports/ablation.md (the main ladder,
+with its A/A, leave-one-out, serving, learning-rate and rerun sections) and beyond.md (the second ladder). The
+parts are the table (table.py), the findings (findings.py) and the sections (sections.py); files.py writes the
+pages, their CSVs and their plots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from .cells import interval, millions, num, verdict
+from .findings import findings
+from .results import Ladder, Results
+from .sections import rerun_section, serving_section, sweep_section
+from .settings import Settings
+from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, rule
+from .table import csv_row, markdown_table
+from . import wording as W
+
+LN2 = math.log(2)
+
+
+@dataclass(frozen=True)
+class Report:
+    markdown: str
+    metrics: dict                 # reports/metrics.json: per row val mean, sd, n
+    table: list[dict]             # reports/ablation.csv: the ladder, then the A/A and leave-one-out rows
+    full: Comparison              # the full model against the baseline
+
+
+CURVES_PLOT, SWEEP_PLOT = "val_curves.png", "lr_sweep.png"      # the plots beside the report
+
+
+def table_note(s: Settings) -> str:
+    return (W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band=s.borderline, no_effect=NO_EFFECT,
+                                equivalence=2 * s.confidence - 1, not_shown=NOT_SHOWN)
+            + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
+
+
+def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line: str,
+                 extra: list[dict[str, str]] = ()) -> tuple[list[str], Comparison]:
+    """A ladder report's head: title, provenance, warnings, the rule, the table and its note, and the last row
+    against row 0 (full_line, a wording template); also that comparison."""
+    rows = ladder.rows
+    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
+                   band=s.borderline)
+    return [
+        title,
+        intro,
+        "## Provenance",
+        tabulate(list(ladder.provenance.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        "## Ablation",
+        *findings(rows, s).report(),
+        f"**Rule.** {rule(s.confidence)}",
+        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
+        table_note(s),
+        full_line.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
+                         confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
+                         params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
+    ], full
+
+
+def ladder_grid(ladder: Ladder, s: Settings, plot_name: str | None, uniform: float | None) -> list[str]:
+    """A ladder's rows of the learning-rate grid, and its pairs at their best rates ([] where it has none)."""
+    if not ladder.sweep:
+        return []
+    return sweep_section(list(ladder.sweep), list(ladder.pairs), s, plot_name, ladder.rows[0].runs[0].train.lr,
+                         uniform)
+
+
+def ladder_serving(ladder: Ladder, s: Settings) -> list[str]:
+    """A ladder's serving cost and samples ([] where none of its rows was served)."""
+    return serving_section(ladder.rows, list(ladder.serve), s) if ladder.serve else []
+
+
+def build_beyond(results: Results, ladder: Ladder) -> str:
+    """reports/beyond.md: the second ladder (row 0 the book's design, each row against the row above), judged by
+    the main table's rule and seeds."""
+    s = results.settings
+    parts, _ = ladder_parts(W.BEYOND_TITLE, W.BEYOND_INTRO, ladder, s, W.BEYOND_FULL)
+    parts += ladder_grid(ladder, s, None, results.uniform)     # the plot beside ablation.md draws its rows too
+    parts += ladder_serving(ladder, s)
+    parts.append(f"¹ {SEEDS_NEEDED_METHOD}")
+    return "\n\n".join(parts) + "\n"
+
+
+def build(results: Results) -> Report:
+    """The report of the main ladder (row 0 the baseline, each row against the one above), with the optional
+    A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model),
+    reruns with perturbed initial weights (compared with their rows), the learning-rate grid and the
+    serving cost."""
+    main, s, aa, loo, reruns = results.main, results.settings, results.aa, results.loo, results.reruns
+    rows = main.rows
+    stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
+    if stated - {s.confidence}:
+        raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
+    extra = []
+    if s.floor is not None:
+        extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
+                      "bpc": num(s.floor / LN2, 3)})
+    parts, full = ladder_parts(W.TITLE, W.INTRO, main, s, W.FULL_MODEL, extra)
+    table = [csv_row(r) for r in rows]
+    if aa is not None:
+        c = aa.vs
+        ok = c.verdict in (Verdict.NOISE, Verdict.NA)
+        parts += [
+            "## A/A check",
+            W.AA.format(seeds=", ".join(str(r.seed) for r in aa.runs),
+                        baseline_seeds=", ".join(str(r.seed) for r in rows[0].runs), effect=num(c.effect, sign=True),
+                        spread=num(c.spread), range=num(c.range), interval=interval(c) or "–", verdict=verdict(c))
+            + (W.AA_OK if ok else W.AA_SUSPICIOUS),
+        ]
+        table.append({**csv_row(aa), "row": "aa"})
+    if loo:
+        reference = dataclasses.replace(rows[-1], label="full model", vs=None, d_params=None, unequal=False)
+        parts += [
+            "## Leave one out",
+            W.LEAVE_ONE_OUT,
+            markdown_table([("", reference)] + [(str(i + 1), r) for i, r in enumerate(loo)], s.confidence),
+        ]
+        table += [csv_row(r) for r in loo]
+    parts += ladder_serving(main, s)
+    parts += ladder_grid(main, s, SWEEP_PLOT, results.uniform)
+    if reruns:
+        parts += rerun_section(list(reruns), results.perturbation, s)
+        table += [csv_row(r.again) for r in reruns]           # its row: the rerun's own slug, rerun_<row>
+    parts += [
+        "## Validation curves",
+        f"![validation loss per row, mean and seed band]({CURVES_PLOT})",
+        f"¹ {SEEDS_NEEDED_METHOD}",
+    ]
+    r5 = lambda x: None if x is None else round(x, 5)                      # noqa: E731
+    metrics = {r.slug: {"val_mean": r5(r.val.mean), "val_sd": r5(r.val.sd), "n": r.val.n_finite} for r in rows}
+    return Report("\n\n".join(parts) + "\n", metrics, table, full)
+
