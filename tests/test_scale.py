@@ -14,7 +14,7 @@ from modern_gpt.pipeline.params import parse
 from modern_gpt.reporting import wording as W
 from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.results import Ladder, Results
-from modern_gpt.reporting.scale import build_scale
+from modern_gpt.reporting.pages import build_scale
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.stats import Verdict
 from modern_gpt.reporting.transfer import Transfer, changes, effects, simulate_transfer

@@ -1,7 +1,7 @@
 """Each page of the report put together from its parts, top to bottom: reports/ablation.md (the main ladder,
-with its A/A, leave-one-out, serving, learning-rate and rerun sections) and beyond.md (the second ladder). The
-parts are the table (table.py), the findings (findings.py) and the sections (sections.py); files.py writes the
-pages, their CSVs and their plots.
+with its A/A, leave-one-out, serving, learning-rate and rerun sections), beyond.md (the second ladder) and scale.md
+(the main ladder at every size). The parts are the table (table.py), the findings (findings.py), the sections
+(sections.py) and the scale tables (scale.py); files.py writes the pages, their CSVs and their plots.
 """
 
 from __future__ import annotations
@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from tabulate import tabulate
 
 from .cells import interval, millions, num, verdict
 from .findings import findings
-from .results import Ladder, Results
+from .results import Ladder, Results, RowResult
+from .scale import csv_rows, provenance, scale_changes, size_name, sized, tables
 from .sections import rerun_section, serving_section, sweep_section
 from .settings import Settings
 from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, rule
@@ -32,7 +34,7 @@ class Report:
     full: Comparison              # the full model against the baseline
 
 
-CURVES_PLOT, SWEEP_PLOT = "val_curves.png", "lr_sweep.png"      # the plots beside the report
+CURVES_PLOT, SWEEP_PLOT, SCALE_PLOT = "val_curves.png", "lr_sweep.png", "scale.png"   # beside the pages
 
 
 def table_note(s: Settings) -> str:
@@ -41,13 +43,21 @@ def table_note(s: Settings) -> str:
             + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
 
 
+def full_model(rows: list[RowResult], s: Settings) -> tuple[Comparison, dict[str, Any]]:
+    """The last row of a ladder against row 0 by the main table's rule, and the figures a sentence about it states
+    (the keys of wording's FULL_MODEL, BEYOND_FULL and SCALE_FULL_SIZE): one comparison for every page."""
+    c = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence, band=s.borderline)
+    return c, dict(effect=num(c.effect, sign=True), spread=num(c.spread), range=num(c.range), confidence=s.confidence,
+                   interval=interval(c) or "–", verdict=verdict(c), params_from=millions(rows[0].params),
+                   params_to=millions(rows[-1].params))
+
+
 def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line: str,
                  extra: list[dict[str, str]] = ()) -> tuple[list[str], Comparison]:
     """A ladder report's head: title, provenance, warnings, the rule, the table and its note, and the last row
     against row 0 (full_line, a wording template); also that comparison."""
     rows = ladder.rows
-    full = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
-                   band=s.borderline)
+    full, figures = full_model(rows, s)
     return [
         title,
         intro,
@@ -58,9 +68,7 @@ def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line:
         f"**Rule.** {rule(s.confidence)}",
         markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
         table_note(s),
-        full_line.format(effect=num(full.effect, sign=True), spread=num(full.spread), range=num(full.range),
-                         confidence=s.confidence, interval=interval(full) or "–", verdict=verdict(full),
-                         params_from=millions(rows[0].params), params_to=millions(rows[-1].params)),
+        full_line.format(**figures),
     ], full
 
 
@@ -100,7 +108,7 @@ def build(results: Results) -> Report:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
     extra = []
     if s.floor is not None:
-        extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor * s.val_chars_per_token),
+        extra.append({"variant": "floor (entropy of the corpus process)", "val": num(s.floor_per_token),
                       "bpc": num(s.floor / LN2, 3)})
     parts, full = ladder_parts(W.TITLE, W.INTRO, main, s, W.FULL_MODEL, extra)
     table = [csv_row(r) for r in rows]
@@ -137,3 +145,33 @@ def build(results: Results) -> Report:
     metrics = {r.slug: {"val_mean": r5(r.val.mean), "val_sd": r5(r.val.sd), "n": r.val.n_finite} for r in rows}
     return Report("\n\n".join(parts) + "\n", metrics, table, full)
 
+
+def full_lines(results: Results) -> str:
+    """scale.md's line of the full model against the baseline at each size, smallest N first."""
+    s = results.settings
+    return W.SCALE_FULL + "; ".join(W.SCALE_FULL_SIZE.format(size=size_name(size), **full_model(rows, s)[1])
+                                    for size, rows in sized(results)) + "."
+
+
+def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
+    """scale.md's text and scale.csv's rows."""
+    s = results.settings
+    floor = s.floor is not None
+    found = scale_changes(results)
+    parts = [
+        W.SCALE_TITLE,
+        W.SCALE_INTRO,
+        "## Provenance",
+        tabulate(list(provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        "## Transfer",
+        W.SCALE_MEASURE_FLOOR if floor else W.SCALE_MEASURE_RAW,
+        f"**Rule at each size.** {rule(s.confidence)}",
+        W.SCALE_TREND,
+        *tables(found, floor),
+        full_lines(results),
+        f"![the effect of each change against model size]({SCALE_PLOT})",
+        "## The transfer verdicts",
+        W.TRANSFER_DEFINITIONS,
+        f"¹ {SEEDS_NEEDED_METHOD}",
+    ]
+    return "\n\n".join(parts) + "\n", csv_rows(found, floor)
