@@ -45,6 +45,11 @@ class Judged:
     unbanded: np.ndarray         # the code without the band: better, worse, noise or n/a
     no_effect: np.ndarray        # noise whose (2 x confidence - 1) interval lies inside +- the spread
 
+    @property
+    def verdicts(self) -> np.ndarray:
+        """The verdicts themselves, an array of Verdict (code looked up in VERDICTS): what transfer.classify reads."""
+        return np.asarray(VERDICTS, dtype=object)[self.code]
+
 
 def _rows_stats(x: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per comparison: finite count, sum of squared deviations from the mean, and range (NaN with none)."""
