@@ -12,9 +12,9 @@ import pytest
 import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
 from modern_gpt.core.params import project_params
-from modern_gpt.reporting.report import quick_line as format_row
 from modern_gpt.reporting.results import row_result
 from modern_gpt.reporting.stats import compare, verdict_text
+from modern_gpt.reporting.table import quick_line as format_row
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = project_params()                   # the quick command's design, and its CPU profile's shape
@@ -142,7 +142,7 @@ def curve_record(seed: int, train: float, val: float, curve: list[float]):
                                  "fits its 1,234 training characters"]),
 ])
 def test_quick_warnings_use_the_reports_thresholds(train, val, curve, expected):
-    from modern_gpt.reporting.report import quick_warnings
+    from modern_gpt.reporting.findings import quick_warnings
     from modern_gpt.reporting.settings import Settings
     ref = row_result("a", "A", [curve_record(s, train, val, curve) for s in (0, 1)])
     row = row_result("b", "B", [curve_record(s, train, val, curve) for s in (0, 1)], ref)

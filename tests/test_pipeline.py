@@ -23,7 +23,7 @@ import yaml
 
 from modern_gpt.core.params import read_yaml
 from modern_gpt.records.stages import Plan
-from modern_gpt.reporting.report import TABLE as COLUMNS
+from modern_gpt.reporting.table import TABLE as COLUMNS
 
 pytestmark = pytest.mark.slow
 
@@ -366,7 +366,7 @@ def test_rewording_a_label_retrains_nothing(repo):
 
 @pytest.mark.light
 def test_an_edit_under_reporting_reruns_only_the_report(repo):
-    edit(repo / "src" / "modern_gpt" / "reporting" / "report.py")
+    edit(repo / "src" / "modern_gpt" / "reporting" / "pages.py")
     assert status(repo) == {"report"}
     assert ran(sh([*DVC, "repro"], repo).stdout) == {"report"}
 
@@ -385,7 +385,7 @@ EDITS = [
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
     ("nn/checkpoint.py", {"plan"} | SERVE),                           # loading weights: no run imports it
     ("pipeline/labels.py", {"plan"}),
-    ("reporting/report.py", REPORT),
+    ("reporting/pages.py", REPORT),
     ("serving/generate.py", SERVE | REPORT),                          # the report formats with serving's units
     ("training/evaluate.py", RUNS | SERVE),                           # evaluation is part of every run
     ("training/batched.py", SERVE),                                   # seeds batched: the quick command's, no run's

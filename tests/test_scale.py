@@ -14,7 +14,7 @@ from modern_gpt.pipeline.params import parse
 from modern_gpt.reporting import wording as W
 from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.results import Ladder, Results
-from modern_gpt.reporting.scale import build_scale
+from modern_gpt.reporting.pages import build_scale
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.stats import Verdict
 from modern_gpt.reporting.transfer import Transfer, changes, effects, simulate_transfer
@@ -190,16 +190,16 @@ def test_an_effect_constant_across_sizes_is_rarely_called_appearing_or_fading(ef
 def test_the_simulation_finds_a_real_trend():
     """Not a test that cannot fail: an effect growing from 0 to 3 seed sds is called appearing most of the time."""
     from modern_gpt.reporting.calibration import judge
-    from modern_gpt.reporting.transfer import TRANSFERS, classify
+    from modern_gpt.reporting.transfer import classify
     import numpy as np
     rng = np.random.default_rng(3)
     ref = rng.standard_normal((2000, 2, SEEDS))
     row = ref * 0.7 + rng.standard_normal((2000, 2, SEEDS)) * 0.7 + np.array([0.0, -3.0])[None, :, None]
-    codes = np.stack([judge(row[:, i], ref[:, i]).code for i in range(2)], axis=1)
+    verdicts = np.stack([judge(row[:, i], ref[:, i]).verdicts for i in range(2)], axis=1)
     d = row - ref
     trend = judge(d[:, 1], d[:, 0])
-    classes = classify(codes, trend.code, trend.effect, d[:, 0].mean(1), d[:, 1].mean(1))
-    assert (classes == TRANSFERS.index(Transfer.APPEARS)).mean() > 0.5
+    found = classify(verdicts, trend.verdicts, trend.effect, d[:, 0].mean(1), d[:, 1].mean(1))
+    assert (found == Transfer.APPEARS).mean() > 0.5
 
 
 # ------------------------------------------------------------------------------------------------ the report

@@ -20,9 +20,10 @@ from ..core.params import project_params, sections
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import Row
-from ..reporting.report import quick_header, quick_line, quick_warnings
+from ..reporting.findings import quick_warnings
 from ..reporting.results import RowResult, row_result
 from ..reporting.settings import Settings
+from ..reporting.table import quick_header, quick_line
 from ..training.batched import run_seeds
 from ..training.batches import check_length
 from ..training.loop import resolve_device
