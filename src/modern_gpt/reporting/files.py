@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.files import write_bytes, write_json
+from ..records.stages import LadderName
 from .pages import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT, build, build_beyond, build_scale
 from .plots import LR_COLUMNS, curves, curves_plot, lr_plot, lr_rows, scale_plot
 from .results import Results
@@ -18,7 +19,7 @@ def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
 
 
 # The ladders past the main one, each with its own report beside ablation.md: its file and how it is built.
-LADDER_REPORTS = {"beyond": ("beyond.md", build_beyond)}
+LADDER_REPORTS = {LadderName.BEYOND: ("beyond.md", build_beyond)}
 SCALE_REPORT = "scale.md"          # the scale ladders, all sizes in one report (pages.build_scale)
 
 

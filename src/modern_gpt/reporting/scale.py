@@ -8,7 +8,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from ..records.stages import Size
+from ..records.stages import LadderName, Size
 from .cells import interval, millions, num, verdict
 from .provenance import code_line, machine_line
 from .results import Results, RowResult
@@ -28,7 +28,7 @@ def shape(size: Size) -> str:
 
 def sized(results: Results) -> list[tuple[Size, list[RowResult]]]:
     """(size, its rows) for every size, smallest N first: the default size's rows are the main table's."""
-    by_name = {x.size: x.rows for x in results.ladders if x.name == "scale"}
+    by_name = {x.size: x.rows for x in results.ladders if x.name == LadderName.SCALE}
     return [(s, results.main.rows if s.name is None else by_name[s.name]) for s in results.sizes]
 
 
