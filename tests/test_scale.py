@@ -144,14 +144,14 @@ def shifted(m, jitter=JITTER, k=1.0):
 ])
 def test_each_transfer_class_on_a_table_made_for_it(per_size, expected):
     c = one(per_size)
-    assert c.transfer == expected, [x.row.vs.verdict for x in c.cells]
+    assert c.transfer is expected, [x.row.vs.verdict for x in c.cells]     # the member, not its text
 
 
 def test_a_borderline_end_leaves_the_change_open_where_noise_would_make_it_fade():
     c = one([shifted(-0.05), shifted(-0.05), shifted(-0.004, k=0.5)])
     assert [x.row.vs.verdict for x in c.cells][-1] == Verdict.BORDERLINE and c.trend.verdict == Verdict.WORSE
-    assert c.transfer == Transfer.OPEN
-    assert one([shifted(-0.05), shifted(-0.05), shifted(-0.0005)]).transfer == Transfer.FADES
+    assert c.transfer is Transfer.OPEN
+    assert one([shifted(-0.05), shifted(-0.05), shifted(-0.0005)]).transfer is Transfer.FADES
 
 
 def test_a_trend_past_the_spread_that_the_interval_does_not_support_is_not_a_trend():
@@ -163,7 +163,7 @@ def test_a_trend_past_the_spread_that_the_interval_does_not_support_is_not_a_tre
     t = c.trend
     assert [x.row.vs.verdict for x in c.cells][::2] == [Verdict.NOISE, Verdict.BETTER]
     assert t.margin_spread > 0 and t.margin_interval < 0 and t.verdict != Verdict.BETTER
-    assert c.transfer == Transfer.OPEN
+    assert c.transfer is Transfer.OPEN
 
 
 def test_with_a_floor_the_effect_is_the_share_of_the_loss_above_it_and_the_slope_is_per_decade():

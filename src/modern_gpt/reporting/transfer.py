@@ -55,7 +55,8 @@ def classify(verdicts, trend, trend_effect, small_effect, large_effect) -> np.nd
         Transfer.FADES: settled & small & noise[:, -1] & (np.sign(trend_effect) == -np.sign(small_effect)),
         Transfer.NOISE: noise.all(axis=1) & (trend == Verdict.NOISE),
     }
-    out = np.full(len(verdicts), Transfer.OPEN, dtype=object)
+    # np.full would turn the fill into its text (a str array, then object): a list of the member keeps the member
+    out = np.array([Transfer.OPEN] * len(verdicts), dtype=object)
     for found, applies in reversed(rules.items()):       # the first that applies wins: it is written last
         out[applies] = found
     return out
