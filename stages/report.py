@@ -1,6 +1,6 @@
 """Stage report: reports/ablation.md from exactly the runs the plan lists, with its plot, metrics and CSVs.
 
-Reads configs/plan.json (core.stage_records.Plan: the ladders' rows, labels, seeds, optional runs: A/A, leave one
+Reads configs/plan.json (records.stages.Plan: the ladders' rows, labels, seeds, optional runs: A/A, leave one
 out, reruns, the learning-rate grid), each listed run's record (data/runs/<row>/<seed>/run.json: never a glob, so
 runs left from a larger grid are never read), each row's serve record (data/serve/<row>.json, a ServeRecord), the
 corpus meta and its floor; each listed run's config file (configs/<row>.json) for its md5 in reports/runs.csv. This
@@ -18,9 +18,9 @@ import argparse
 
 from modern_gpt.core import params
 from modern_gpt.core.files import read_json
-from modern_gpt.core.records import RunRecord
+from modern_gpt.records.run import RunRecord
 from modern_gpt.core.stage import stage_main
-from modern_gpt.core.stage_records import Plan, ServeRecord
+from modern_gpt.records.stages import Plan, ServeRecord
 from modern_gpt.reporting.collect import collect
 from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.runs_csv import file_md5, run_lines

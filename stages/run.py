@@ -6,7 +6,7 @@ tokens per second, and the md5 of the code this process imported). One process p
 DVC caches, restores and shares. Under `torchrun --nproc_per_node=N` (params `launch`), N processes train
 the run together with DistributedDataParallel, and the first one writes it. Its thread count is torch's
 (OMP_NUM_THREADS, which `modern-gpt repro` sets to each job's share of the cores; else every core). On CUDA it
-first takes its GPU slot (core/cores.py), so that runs side by side never share a GPU.
+first takes its GPU slot (core/slots.py), so that runs side by side never share a GPU.
 """
 
 import os
@@ -26,7 +26,7 @@ import dataclasses
 
 import torch
 
-from modern_gpt.core.cores import hold_cores, run_gpus
+from modern_gpt.core.slots import hold_cores, run_gpus
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import code_files, code_md5, stage_main
 from modern_gpt.config import ModelConfig, TrainConfig
@@ -50,7 +50,7 @@ def main() -> None:
     meta = read_json(data / "meta.json")
     train_cfg = TrainConfig.from_dict(spec["train"])
     # The GPU slot first (on CUDA; before CUDA starts, which then shows this process that GPU only), then one core
-    # slot per thread (core/cores.py), waiting for them while other runs of this project hold them, and never more
+    # slot per thread (core/slots.py), waiting for them while other runs of this project hold them, and never more
     # threads than cores. Under torchrun the processes of one run must start together, so they take no core slots
     # (torchrun gives each process 1 thread); their local rank 0 takes the run's GPUs together.
     cores = hold_cores(torch.get_num_threads()) if ranks().world == 1 else contextlib.nullcontext()

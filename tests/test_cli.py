@@ -12,9 +12,9 @@ import pytest
 import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
 from modern_gpt.core.params import project_params
-from modern_gpt.reporting.report import quick_line as format_row
 from modern_gpt.reporting.results import row_result
 from modern_gpt.reporting.stats import compare, verdict_text
+from modern_gpt.reporting.table import quick_line as format_row
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = project_params()                   # the quick command's design, and its CPU profile's shape
@@ -96,7 +96,7 @@ def test_help_names_the_books_spelling_and_bench_help_its_own_defaults(capsys):
 
 
 def test_the_quick_commands_rows_are_params_yamls_design_at_the_profiles_shape():
-    from modern_gpt.cli.profiles import SMOKE, cpu, rows_for
+    from modern_gpt.cli.support.profiles import SMOKE, cpu, rows_for
     from modern_gpt.pipeline.params import parse
     pipeline = parse(PARAMS).rows(vocab_size=65)
     assert [r.config for r in rows_for(cpu(), 65, None)] == [r.config for r in pipeline]   # cpu: the pipeline's shape
@@ -128,7 +128,7 @@ def test_the_quick_command_warns_by_the_thresholds_of_the_pipelines_report():
 
 
 def curve_record(seed: int, train: float, val: float, curve: list[float]):
-    from modern_gpt.core.records import Point
+    from modern_gpt.records.run import Point
     points = tuple(Point(iter=10 * (i + 1), train=train, val=v) for i, v in enumerate(curve))
     return dataclasses.replace(record(seed, val), train_loss=train, curve=points)
 
@@ -142,7 +142,7 @@ def curve_record(seed: int, train: float, val: float, curve: list[float]):
                                  "fits its 1,234 training characters"]),
 ])
 def test_quick_warnings_use_the_reports_thresholds(train, val, curve, expected):
-    from modern_gpt.reporting.report import quick_warnings
+    from modern_gpt.reporting.findings import quick_warnings
     from modern_gpt.reporting.settings import Settings
     ref = row_result("a", "A", [curve_record(s, train, val, curve) for s in (0, 1)])
     row = row_result("b", "B", [curve_record(s, train, val, curve) for s in (0, 1)], ref)
@@ -153,7 +153,7 @@ def test_quick_warnings_use_the_reports_thresholds(train, val, curve, expected):
 
 def record(seed: int, val: float | None):
     from modern_gpt.config import ModelConfig, TrainConfig
-    from modern_gpt.core.records import RunRecord
+    from modern_gpt.records.run import RunRecord
     return RunRecord(row="r", seed=seed, model=ModelConfig(), train=TrainConfig(), diverged=val is None, steps=1, curve=(), train_loss=val,
                      val_loss=val, val_bpc=val, params=1000, params_non_embedding=900, secs=1.0, tokens_per_sec=1.0,
                      device="cpu", torch="x")
@@ -321,7 +321,7 @@ def test_bench_bad_options_are_one_line(capsys, args, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_without_it_is_one_line(tmp_path):
-    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.work\n"
+    check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.support.shared_runs\n"
              "assert 'ray' not in sys.modules, 'ray imported'\n")
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -335,7 +335,7 @@ def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_witho
 
 
 def test_export_and_import_help_name_every_family_the_bridge_handles(monkeypatch, capsys):
-    from modern_gpt.pipeline.hf_class import HF_CLASSES
+    from modern_gpt.config.hf_class import HF_CLASSES
     families = [{"GPT2LMHeadModel": "GPT-2"}.get(c, c.removesuffix("ForCausalLM")) for c in HF_CLASSES]
     named = ", ".join(families[:-1]) + " or " + families[-1]             # GPT-2, Llama, Mistral or Qwen3
     monkeypatch.setenv("COLUMNS", "200")                                   # one line per command

@@ -14,7 +14,8 @@ import yaml
 from modern_gpt.cli import explain as cli
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.hf.configs import normalise, read_config
+from modern_gpt.hf.arch import normalise
+from modern_gpt.hf.config_json import read_config
 from modern_gpt.hf.counts import active_params, kv_caches, param_counts, weight_bytes
 from modern_gpt.hf.explain import explain
 from modern_gpt.hf.import_config import model_section

@@ -10,11 +10,12 @@ import torch
 from modern_gpt.cli import main
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.params import project_params
-from modern_gpt.core.stage_records import ServeRecord
+from modern_gpt.records.stages import ServeRecord
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.pipeline.params import load
-from modern_gpt.reporting.report import build, fence
+from modern_gpt.reporting.cells import fence
+from modern_gpt.reporting.pages import build
 from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.config.sections import ServeConfig, section

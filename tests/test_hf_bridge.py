@@ -21,9 +21,11 @@ from safetensors.torch import load_file  # noqa: E402
 from modern_gpt.cli import main
 from modern_gpt.cli import hf_io  # noqa: E402
 from modern_gpt.core.errors import ConfigError, DataError  # noqa: E402
-from modern_gpt.hf.convert import (  # noqa: E402
-    IGNORED_SUFFIXES, KEY_MAPS, export, from_hf, from_hf_state, hf_class, hf_config, import_folder, to_hf, to_hf_state,
-)
+from modern_gpt.hf.config_map import config_from_hf, hf_config  # noqa: E402
+from modern_gpt.hf.folder import export, import_folder  # noqa: E402
+from modern_gpt.hf.models import from_hf, to_hf  # noqa: E402
+from modern_gpt.hf.weights import IGNORED_SUFFIXES, KEY_MAPS, from_hf_state, to_hf_state  # noqa: E402
+from modern_gpt.config.hf_class import hf_class  # noqa: E402
 from modern_gpt.config import ModelConfig  # noqa: E402
 from modern_gpt.serving.generate import generate  # noqa: E402
 from modern_gpt.nn import GPT  # noqa: E402
@@ -372,7 +374,6 @@ def test_window_patterns_we_cannot_express_are_refused_before_the_weights(name, 
 
 
 def test_imported_window_fields_are_checked():
-    from modern_gpt.hf.convert import config_from_hf
     qwen3 = json.loads(hf_config(CASES["qwen3-gqa"][0]).to_json_string())
     # a config.json without layer_types: Qwen3 slides from max_window_layers on (28 by default: all full here)
     assert config_from_hf({**qwen3, "use_sliding_window": True, "sliding_window": 6, "layer_types": None,
@@ -523,7 +524,6 @@ FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "hf_config
     ("llama-3.1-8b", "rope_type='llama3'"),
 ])
 def test_real_configs_are_refused_with_the_field_named(name, message):
-    from modern_gpt.hf.convert import config_from_hf
     path = FIXTURES / f"{name}.json"
     if not path.is_file():
         pytest.skip(f"{path} not present")
@@ -533,7 +533,6 @@ def test_real_configs_are_refused_with_the_field_named(name, message):
 
 
 def test_real_gpt2_config_with_approximate_gelu_is_gpt2_small():
-    from modern_gpt.hf.convert import config_from_hf
     path = FIXTURES / "gpt2.json"
     if not path.is_file():
         pytest.skip(f"{path} not present")
@@ -548,7 +547,6 @@ def test_real_gpt2_config_with_approximate_gelu_is_gpt2_small():
     ("mistral-7b-v0.1", "MistralForCausalLM", 7_241_732_096),       # published; a 4,096-token window in every layer
 ])
 def test_real_untied_configs_import_with_their_own_head(name, hf_name, params):
-    from modern_gpt.hf.convert import config_from_hf
     path = FIXTURES / f"{name}.json"
     if not path.is_file():
         pytest.skip(f"{path} not present")

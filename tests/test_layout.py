@@ -1,17 +1,25 @@
-"""Two rules of the source's shape, read from its syntax tree: each class name means one thing (it is defined once
-under src/), and a function longer than 50 lines is split where a part has a name of its own, unless it is one of
-the few listed here with the reason it stays whole."""
+"""The rules of the source's shape, read from its syntax tree: each class name means one thing (it is defined once
+under src/); a function longer than 50 lines is split where a part has a name of its own, and a module longer than
+its folder allows by what it holds; no two modules import each other, however indirectly; and cli/ tells its
+commands from what they share, by folder (cli/__init__.py): a module directly in cli/ is a `modern-gpt` command,
+and a module in cli/support/ is none. Each rule has the few exceptions listed here with the reason they stay."""
 
 import ast
 from collections import defaultdict
 from pathlib import Path
 
+import networkx as nx
+
 ROOT = Path(__file__).resolve().parents[1]
+CLI = ROOT / "src" / "modern_gpt" / "cli"
 LONGEST = 50
 STAY_WHOLE = {
     # a training run imports it (dvc.yaml's run deps): splitting it changes the runs' code and retrains every run
     "src/modern_gpt/training/loop.py:fit",
 }
+MODULE_LINES = 400                           # a module's lines at most, and less in the folders below
+FOLDER_LINES = {"src/modern_gpt/reporting": 300}
+CYCLES: list[set[str]] = []                 # none: each would be listed here with the reason it stays
 
 
 def definitions(kind) -> dict[str, list[ast.AST]]:
@@ -34,3 +42,76 @@ def test_no_function_is_longer_than_50_lines_but_the_listed_ones():
     long = {where for where, nodes in definitions((ast.FunctionDef, ast.AsyncFunctionDef)).items()
             if any(n.end_lineno - n.lineno + 1 > LONGEST for n in nodes)}
     assert long == STAY_WHOLE
+
+
+def top_level(path: Path) -> set[str]:
+    """The names a module defines at its top level."""
+    return {node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def registers(path: Path) -> bool:
+    """Whether a module registers a subcommand anywhere: a call of add_parser or set_defaults."""
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in ("add_parser", "set_defaults")
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
+def test_each_module_directly_in_cli_is_a_command_and_no_module_in_cli_support_is():
+    from modern_gpt.cli import COMMANDS, build_parser
+
+    commands = {p.stem for p in CLI.glob("*.py") if p.name != "__init__.py"}
+    assert {p.name for p in CLI.iterdir() if p.is_dir() and p.name != "__pycache__"} == {"support"}
+    assert sorted(m.__name__.rsplit(".", 1)[1] for m in COMMANDS) == sorted(commands)    # each listed once
+    for name in commands:
+        assert "add_parsers" in top_level(CLI / f"{name}.py") and registers(CLI / f"{name}.py"), name
+    _, parsers = build_parser()               # each subcommand's function: a cmd_ of a module directly in cli/
+    funcs = {sub: p.get_default("func") for sub, p in parsers.items()}
+    assert [sub for sub, f in funcs.items() if not f.__name__.startswith("cmd_")] == []
+    assert {f.__module__ for f in funcs.values()} == {f"modern_gpt.cli.{name}" for name in commands}
+    for path in sorted((CLI / "support").glob("*.py")):
+        assert not registers(path), path.name
+        assert not {n for n in top_level(path) if n == "add_parsers" or n.startswith("cmd_")}, path.name
+
+
+def test_no_module_is_longer_than_its_folder_allows():
+    long = {}
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        where = path.relative_to(ROOT).as_posix()
+        limit = next((n for folder, n in FOLDER_LINES.items() if where.startswith(folder + "/")), MODULE_LINES)
+        if len(path.read_text(encoding="utf-8").splitlines()) > limit:
+            long[where] = limit
+    assert long == {}
+
+
+def imports() -> nx.DiGraph:
+    """src/'s modules, an edge from each to every module of src/ it imports: at the top, in a function or under
+    TYPE_CHECKING alike (a name imported from a package counts as its module when it is one)."""
+    src = ROOT / "src"
+    modules = {".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in src.rglob("*.py")}
+    graph = nx.DiGraph()
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package.split(".")[:len(package.split(".")) - node.level + 1], *[node.module or ""]])
+                targets = [f"{base.rstrip('.')}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph.add_edge(name, target)
+    return graph
+
+
+def test_no_two_modules_import_each_other_but_the_listed_ones():
+    graph = imports()
+    assert graph.has_edge("modern_gpt.pipeline.plan", "modern_gpt.pipeline.scale")        # the graph is read
+    assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1] == CYCLES

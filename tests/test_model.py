@@ -155,7 +155,7 @@ def test_no_bias_leaves_no_bias_anywhere(tiny_cfg, norm, qk_norm, mlp):
                                                        (48, 64, 128), (128, 32, 352), (24, 1, 64)])
 def test_swiglu_hidden_is_two_thirds_of_four_d_rounded_up(n_embd, multiple, hidden):
     cfg = ModelConfig(n_embd=n_embd, n_head=4, mlp="swiglu", mlp_multiple=multiple)
-    assert MLP_HIDDEN["swiglu"](cfg) == cfg.hidden == hidden == GPT(dataclasses.replace(cfg, vocab_size=8)).blocks[0].mlp.up.out_features
+    assert MLP_HIDDEN["swiglu"](cfg.n_embd, cfg.mlp_multiple) == cfg.hidden == hidden == GPT(dataclasses.replace(cfg, vocab_size=8)).blocks[0].mlp.up.out_features
     mlp = GPT(cfg).blocks[0].mlp
     assert mlp.gate.out_features == mlp.up.out_features == mlp.down.in_features == hidden
 
@@ -304,7 +304,7 @@ def test_head_dim_apart_from_width_over_heads(tiny_cfg):
 
 def test_relu2_mlp_is_two_matrices_around_relu_squared(tiny_cfg):
     cfg = dataclasses.replace(tiny_cfg, mlp="relu2")
-    assert cfg.hidden == MLP_HIDDEN["relu2"](cfg) == 4 * cfg.n_embd
+    assert cfg.hidden == MLP_HIDDEN["relu2"](cfg.n_embd, cfg.mlp_multiple) == 4 * cfg.n_embd
     mlp = GPT(cfg).blocks[0].mlp.double()
     assert [n for n, p in mlp.named_parameters() if p.dim() == 2] == ["up.weight", "down.weight"]
     x = torch.randn(3, 5, cfg.n_embd, dtype=torch.float64)

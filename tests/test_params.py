@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from modern_gpt.core import params as params_file
-from modern_gpt.core.errors import ConfigError
+from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.core.stage_records import Plan
+from modern_gpt.records.stages import LadderName, Plan
 from modern_gpt.config.sections import DataConfig, GenerateConfig, ReportConfig, TokenizerConfig, section
 from modern_gpt.pipeline.params import check_all, load, parse
 from modern_gpt.reporting.settings import Settings, report_settings
@@ -334,7 +334,13 @@ def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from
         assert changed == {(section, flag)} and mine[section][flag] == value, flag
         before = mine
     assert [r.hf_class for r in beyond] == ["Qwen3ForCausalLM", None, None, None, None]
-    assert Plan.from_dict(json.loads(json.dumps(planned.to_dict()))) == planned      # through plan.json and back
+    text = json.dumps(planned.to_dict())
+    assert Plan.from_dict(json.loads(text)) == planned                              # through plan.json and back
+    assert [x.name for x in Plan.from_dict(json.loads(text)).ladders] == [LadderName.MAIN, LadderName.BEYOND]
+    assert '"name": "beyond"' in text                                              # the file holds the plain name
+    with pytest.raises(DataError, match=r"^configs/plan.json.ladders\[1\].name='second': not one of main, beyond, "
+                                        r"scale; rerun it: dvc repro$"):
+        Plan.from_dict(json.loads(text.replace('"name": "beyond"', '"name": "second"')))
 
 
 def test_a_second_ladder_value_equal_to_the_row_above_is_marked_no_change():

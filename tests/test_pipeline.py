@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from modern_gpt.core.params import read_yaml
-from modern_gpt.core.stage_records import Plan
-from modern_gpt.reporting.report import TABLE as COLUMNS
+from modern_gpt.records.stages import Plan
+from modern_gpt.reporting.table import TABLE as COLUMNS
 
 pytestmark = pytest.mark.slow
 
@@ -366,7 +366,7 @@ def test_rewording_a_label_retrains_nothing(repo):
 
 @pytest.mark.light
 def test_an_edit_under_reporting_reruns_only_the_report(repo):
-    edit(repo / "src" / "modern_gpt" / "reporting" / "report.py")
+    edit(repo / "src" / "modern_gpt" / "reporting" / "pages.py")
     assert status(repo) == {"report"}
     assert ran(sh([*DVC, "repro"], repo).stdout) == {"report"}
 
@@ -378,14 +378,14 @@ CORPUS, REPORT = {"generate", "tokenize"}, {"report"}
 EDITS = [
     ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
     ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
-    ("core/records.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
+    ("records/run.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # runs write records
     ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
-    ("hf/configs.py", set()),                                        # the bridge, a tool: no stage imports it
+    ("hf/arch.py", set()),                                           # the bridge, a tool: no stage imports it
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
     ("nn/checkpoint.py", {"plan"} | SERVE),                           # loading weights: no run imports it
     ("pipeline/labels.py", {"plan"}),
-    ("reporting/report.py", REPORT),
+    ("reporting/pages.py", REPORT),
     ("serving/generate.py", SERVE | REPORT),                          # the report formats with serving's units
     ("training/evaluate.py", RUNS | SERVE),                           # evaluation is part of every run
     ("training/batched.py", SERVE),                                   # seeds batched: the quick command's, no run's

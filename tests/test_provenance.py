@@ -5,7 +5,7 @@ import math
 import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.core.records import Point, RunRecord
+from modern_gpt.records.run import Point, RunRecord
 from modern_gpt.reporting.provenance import code_line, provenance
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
 
@@ -21,7 +21,7 @@ META = {
     "val": {"tokens": 170_000, "chars": 300_000},
 }
 EPYC = "AMD EPYC (family 25, model 17; AVX512)"
-FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/core/records.py", "src/modern_gpt/nn/model.py",
+FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/records/__init__.py, src/modern_gpt/records/run.py", "src/modern_gpt/nn/model.py",
          "src/modern_gpt/training/loop.py", "stages/run.py")
 
 

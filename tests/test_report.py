@@ -1,6 +1,6 @@
 """The report as a function of run records: verdicts, warnings and tables, on cases built here.
 
-Table cells are read by their column's header (reporting.report.COLUMNS), never by position, so a
+Table cells are read by their column's header (reporting.table.COLUMNS), never by position, so a
 moved or added column cannot silently point a check at the wrong cell.
 """
 
@@ -11,11 +11,13 @@ import statistics
 import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.core.records import Point, RunRecord
-from modern_gpt.reporting.report import TABLE as COLUMNS, build, markdown_table, memorised, overfitting
+from modern_gpt.records.run import Point, RunRecord
+from modern_gpt.reporting.findings import memorised, overfitting
+from modern_gpt.reporting.pages import build
 from modern_gpt.reporting.results import Ladder, Results, RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
+from modern_gpt.reporting.table import TABLE as COLUMNS, markdown_table
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
 MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
@@ -297,7 +299,7 @@ def test_columns_are_declared_once_and_are_the_table_header():
 
 
 def test_one_column_list_drives_the_report_table_the_csv_and_the_quick_table(monkeypatch):
-    from modern_gpt.reporting import report
+    from modern_gpt.reporting import table as report
     extra = report.Column("seeds run", "right", lambda i, r: str(len(r.runs)), csv=(("seeds_run", lambda r: len(r.runs)),),
                           quick=report.Quick("seeds", 6, lambda r, n: str(n)))
     columns = [*report.COLUMNS[:3], extra, *report.COLUMNS[3:]]
@@ -326,7 +328,7 @@ def test_the_log_x_band_template_is_the_band_template_with_a_log_x_axis():
 def test_the_second_ladder_gets_its_own_report_by_the_same_rule_and_off_leaves_the_last_one(tmp_path):
     from modern_gpt.reporting import wording as W
     from modern_gpt.reporting.files import write_report
-    from modern_gpt.reporting.report import build_beyond
+    from modern_gpt.reporting.pages import build_beyond
     vals = [[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]]
     s = Settings()
     main, beyond = ladder(vals, s=s), ladder(vals, params=[100_000, 100_000, 120_000], s=s)

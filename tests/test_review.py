@@ -7,7 +7,7 @@ import random
 import pytest
 
 from modern_gpt.core.errors import DataError
-from modern_gpt.core.stage_records import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
+from modern_gpt.records.stages import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
 from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
 from modern_gpt.reporting.stats import Verdict, compare
 from modern_gpt.review.check import report_cells, row_disagreements, stale, text
@@ -127,7 +127,7 @@ def test_every_family_the_plan_lists_comes_once_in_the_files_order():
 
 def test_the_check_recomputes_each_row_of_the_main_table_from_its_runs():
     runs = seeds_of("norm", 1.0)
-    from modern_gpt.reporting.report import mean_sd, num
+    from modern_gpt.reporting.cells import mean_sd, num
     from modern_gpt.reporting.stats import summarize
     val, train, bpc = (summarize([getattr(x, k) for x in runs]) for k in ("val_loss", "train_loss", "val_bpc"))
     row = {"row": "norm", "variant": "+ RMSNorm", "train_mean": text(train.mean), "train_sd": text(train.sd),

@@ -9,12 +9,12 @@ import pytest
 
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.core.stage_records import Size
+from modern_gpt.records.stages import Size
 from modern_gpt.pipeline.params import parse
 from modern_gpt.reporting import wording as W
 from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.results import Ladder, Results
-from modern_gpt.reporting.scale import build_scale
+from modern_gpt.reporting.pages import build_scale
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.stats import Verdict
 from modern_gpt.reporting.transfer import Transfer, changes, effects, simulate_transfer
@@ -144,14 +144,14 @@ def shifted(m, jitter=JITTER, k=1.0):
 ])
 def test_each_transfer_class_on_a_table_made_for_it(per_size, expected):
     c = one(per_size)
-    assert c.transfer == expected, [x.row.vs.verdict for x in c.cells]
+    assert c.transfer is expected, [x.row.vs.verdict for x in c.cells]     # the member, not its text
 
 
 def test_a_borderline_end_leaves_the_change_open_where_noise_would_make_it_fade():
     c = one([shifted(-0.05), shifted(-0.05), shifted(-0.004, k=0.5)])
     assert [x.row.vs.verdict for x in c.cells][-1] == Verdict.BORDERLINE and c.trend.verdict == Verdict.WORSE
-    assert c.transfer == Transfer.OPEN
-    assert one([shifted(-0.05), shifted(-0.05), shifted(-0.0005)]).transfer == Transfer.FADES
+    assert c.transfer is Transfer.OPEN
+    assert one([shifted(-0.05), shifted(-0.05), shifted(-0.0005)]).transfer is Transfer.FADES
 
 
 def test_a_trend_past_the_spread_that_the_interval_does_not_support_is_not_a_trend():
@@ -163,7 +163,7 @@ def test_a_trend_past_the_spread_that_the_interval_does_not_support_is_not_a_tre
     t = c.trend
     assert [x.row.vs.verdict for x in c.cells][::2] == [Verdict.NOISE, Verdict.BETTER]
     assert t.margin_spread > 0 and t.margin_interval < 0 and t.verdict != Verdict.BETTER
-    assert c.transfer == Transfer.OPEN
+    assert c.transfer is Transfer.OPEN
 
 
 def test_with_a_floor_the_effect_is_the_share_of_the_loss_above_it_and_the_slope_is_per_decade():
@@ -190,16 +190,16 @@ def test_an_effect_constant_across_sizes_is_rarely_called_appearing_or_fading(ef
 def test_the_simulation_finds_a_real_trend():
     """Not a test that cannot fail: an effect growing from 0 to 3 seed sds is called appearing most of the time."""
     from modern_gpt.reporting.calibration import judge
-    from modern_gpt.reporting.transfer import TRANSFERS, classify
+    from modern_gpt.reporting.transfer import classify
     import numpy as np
     rng = np.random.default_rng(3)
     ref = rng.standard_normal((2000, 2, SEEDS))
     row = ref * 0.7 + rng.standard_normal((2000, 2, SEEDS)) * 0.7 + np.array([0.0, -3.0])[None, :, None]
-    codes = np.stack([judge(row[:, i], ref[:, i]).code for i in range(2)], axis=1)
+    verdicts = np.stack([judge(row[:, i], ref[:, i]).verdicts for i in range(2)], axis=1)
     d = row - ref
     trend = judge(d[:, 1], d[:, 0])
-    classes = classify(codes, trend.code, trend.effect, d[:, 0].mean(1), d[:, 1].mean(1))
-    assert (classes == TRANSFERS.index(Transfer.APPEARS)).mean() > 0.5
+    found = classify(verdicts, trend.verdicts, trend.effect, d[:, 0].mean(1), d[:, 1].mean(1))
+    assert (found == Transfer.APPEARS).mean() > 0.5
 
 
 # ------------------------------------------------------------------------------------------------ the report

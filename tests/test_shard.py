@@ -8,7 +8,7 @@ import pytest
 
 from modern_gpt.cli import main
 from modern_gpt.cli.shard import parse_share, share
-from modern_gpt.cli.work import dvc_error
+from modern_gpt.cli.support.dvc_calls import dvc_error
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 40])
@@ -63,7 +63,7 @@ def test_an_empty_dvc_lock_left_by_a_killed_dvc_is_removed_and_the_run_cache_res
     from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
-    from modern_gpt.cli.work import mend_lockfile
+    from modern_gpt.cli.support.dvc_calls import mend_lockfile
 
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], check=True)

@@ -18,7 +18,7 @@ import modern_gpt.training.loop as loop
 from conftest import tiny_rows, toy_text
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import token_bytes
-from modern_gpt.core.records import RunRecord
+from modern_gpt.records.run import RunRecord
 from modern_gpt.corpus.reading import split_text
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT

@@ -114,7 +114,7 @@ def test_the_guard_would_catch_a_missing_folder():
 def test_display_text_lives_where_no_run_depends_on_it():
     """Row labels are in pipeline/, report wording in reporting/: neither is a dependency of a run."""
     run_deps = code_deps(STAGES["run"])
-    assert not any(under(f"{PACKAGE}/pipeline/labels.py", d) or under(f"{PACKAGE}/reporting/report.py", d)
+    assert not any(under(f"{PACKAGE}/pipeline/labels.py", d) or under(f"{PACKAGE}/reporting/wording.py", d)
                    for d in run_deps)
 
 

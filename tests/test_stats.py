@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import t as student_t
 
-from modern_gpt.reporting.report import mean_sd
+from modern_gpt.reporting.cells import mean_sd
 from modern_gpt.reporting.calibration import RERUN_SD, RERUN_SD_EARLIER, VERDICTS, judge, simulate
 from modern_gpt.reporting.stats import (
     BAND, NO_EFFECT, NOT_SHOWN, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, Summary, Verdict, compare, pooled_sd,

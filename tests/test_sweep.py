@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from modern_gpt.core.records import RunRecord
+from modern_gpt.records.run import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import lr_plot, lr_rows
-from modern_gpt.reporting.report import build
+from modern_gpt.reporting.pages import build
 from modern_gpt.reporting.results import Ladder, Results, ladder_results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.sweep import SweepRow, at_best, expected_max, row_at_rate, selection_bias, spikes

@@ -10,7 +10,7 @@ import torch
 import modern_gpt.training.loop as train_module
 from conftest import score, tiny_rows, toy_text
 from modern_gpt.core.errors import ConfigError, DataError
-from modern_gpt.core.records import RunRecord
+from modern_gpt.records.run import RunRecord
 from modern_gpt.corpus.reading import split_text
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT

@@ -1,8 +1,12 @@
 """`modern-gpt ablate|bench|sample|repro|shard|review|explain|import-config|export|import`, also `python -m
 modern_gpt` and the book's `python modern_gpt.py --ablate`.
 
-Each command is a module whose add_parsers registers its parser and its function (set_defaults(func=...)); this
-file only puts them together, in the order `--help` lists them.
+The layout is the rule: every module directly in cli/ is a command module, and only those are. Each has an
+add_parsers that registers its `modern-gpt` subcommands (one, or a pair that belong together: explain and
+import-config, export and import), each with its own cmd_ function (set_defaults(func=...)), and is listed in
+COMMANDS. What the commands share (the parser class, the quick command's profiles, a run folder's check, DVC and
+its remote, Ray) lives in support/, which registers no command. This file only puts the commands together, in the
+order `--help` lists them. tests/test_layout.py holds the rule.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import sys
 
 from ..core.errors import ConfigError, DataError
 from . import ablate, bench, explain, hf_io, repro, review, sample, shard
-from .parsing import CommandParser, command_hint
+from .support.parsing import CommandParser, command_hint
 
 COMMANDS = (ablate, bench, sample, repro, shard, review, explain, hf_io)
 BOOK_SPELLING = ("ablate", "bench")             # `--ablate` and `--bench` as the first argument

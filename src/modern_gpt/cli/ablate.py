@@ -20,14 +20,15 @@ from ..core.params import project_params, sections
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import Row
-from ..reporting.report import quick_header, quick_line, quick_warnings
+from ..reporting.findings import quick_warnings
 from ..reporting.results import RowResult, row_result
 from ..reporting.settings import Settings
+from ..reporting.table import quick_header, quick_line
 from ..training.batched import run_seeds
 from ..training.batches import check_length
 from ..training.loop import resolve_device
 from ..training.run import run
-from .profiles import SMOKE, add_shape_args, cpu, rows_for, settings_from
+from .support.profiles import SMOKE, add_shape_args, cpu, rows_for, settings_from
 
 # --smoke: the toy corpus and profiles.SMOKE; otherwise the pipeline's corpus and profiles.cpu()
 SMOKE_CORPUS_CHARS = 2400

@@ -13,7 +13,7 @@ from ..config.choices import COMPILE_MODES, DTYPES
 from ..core.errors import ConfigError
 from ..pipeline.ladder import Row
 from ..training.loop import fast_matmuls, resolve_device
-from .profiles import add_shape_args, cpu, rows_for, settings_from
+from .support.profiles import add_shape_args, cpu, rows_for, settings_from
 
 
 def add_parsers(sub) -> None:

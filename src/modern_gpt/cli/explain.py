@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 from ..core.errors import ConfigError, DataError
 from ..core.files import write_bytes
 from ..core.params import read_yaml
-from ..hf.configs import read_config
+from ..hf.config_json import read_config
 from ..hf.explain import explain
 from ..hf.import_config import model_section
 from ..serving.kv_cache import DTYPE_BYTES

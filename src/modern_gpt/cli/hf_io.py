@@ -12,7 +12,7 @@ import dataclasses
 from pathlib import Path
 
 from ..core.errors import DataError
-from .runs import check_run
+from .support.run_folder import check_run
 
 
 def add_parsers(sub) -> None:
@@ -43,7 +43,7 @@ def quiet() -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    from ..hf.convert import export
+    from ..hf.folder import export
     check_run(args.run_dir)
     quiet()
     result = export(args.run_dir, args.out_dir, tokenizer=args.tokenizer, force=args.force)
@@ -53,7 +53,8 @@ def cmd_export(args: argparse.Namespace) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> None:
-    from ..hf.convert import arch_of, import_folder, read_hf_config
+    from ..hf.config_map import arch_of
+    from ..hf.folder import import_folder, read_hf_config
     if not Path(args.hf_dir).is_dir():
         raise DataError(f"{args.hf_dir}: no such folder (import reads a Hugging Face model folder: config.json "
                         "and the weights; `modern-gpt export RUN_DIR OUT_DIR` writes one)")

@@ -10,13 +10,13 @@ usual. Killed at any moment (kill -9 of the whole process group too), the same c
 stopped: finished runs are recorded, a killed run recorded nothing, and the dead processes' entries in DVC's
 lock file block nothing (DVC drops one when it next needs its path). A DVC process killed while writing
 dvc.lock leaves it empty: the command removes that first, and DVC restores the finished runs from its
-run-cache (cli/work.py: mend_lockfile).
+run-cache (cli/support/dvc_calls.py: mend_lockfile).
 
 Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
 machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each. When the runs train on
 CUDA (train.device cuda, or auto where a GPU is visible) `--jobs auto` is one run per visible GPU (per
 --nproc_per_node GPUs under torchrun), each with cores / jobs threads; each run takes its GPU in its own process
-(core/cores.py), so two never share one unless --jobs asks for more runs than there are GPUs.
+(core/slots.py), so two never share one unless --jobs asks for more runs than there are GPUs.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from pathlib import Path
 from ..config import TrainConfig
 from ..config.sections import LaunchConfig
 from ..core import params as params_file
-from ..core.cores import RUNS_PER_GPU, WAITING, shared_by, trains_on_gpu, usable_cores, visible_gpus
+from ..core.slots import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
-from .work import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
+from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
 
@@ -59,7 +59,7 @@ def add_parsers(sub) -> None:
 def parse_jobs(text: str, cores: int, gpus: int = 0, per_run: int = 1) -> tuple[int, int]:
     """(jobs, threads per job) for --jobs: auto is one single-threaded job per core, or with `gpus` (the runs
     train on CUDA, `per_run` GPUs each) one job per run's GPUs; N jobs share the cores evenly (at least one thread
-    each; jobs beyond the cores, or the GPUs, wait for a free one, see core/cores.py)."""
+    each; jobs beyond the cores, or the GPUs, wait for a free one, see core/slots.py)."""
     if text == "auto":
         jobs = max(1, gpus // per_run) if gpus else cores
     elif not text.isdigit() or int(text) < 1:
@@ -81,7 +81,7 @@ class Devices:
         return shared_by(jobs, self.per_run, len(self.gpus))
 
     def env(self, jobs: int) -> dict[str, str]:
-        """What each run's process is told: every visible GPU (it takes its own among them, core/cores.py), and
+        """What each run's process is told: every visible GPU (it takes its own among them, core/slots.py), and
         how many runs share one."""
         if not self.gpus:
             return {}
@@ -94,14 +94,9 @@ def devices(path: str | Path = "params.yaml") -> Devices:
     starts when that many cannot be had."""
     raw = params_file.load(("train", "launch"), path, optional=("launch",))
     device = TrainConfig.from_dict(raw["train"], "train").device
-    if device == "cpu":
-        return Devices()
-    gpus = visible_gpus()
-    if not trains_on_gpu(device, gpus):
-        return Devices()
+    gpus = training_gpus(device)
     if not gpus:
-        raise ConfigError("train.device='cuda': no CUDA device is visible here (CUDA_VISIBLE_DEVICES, or a CUDA "
-                          "build of torch); allowed: cpu, cuda, auto")
+        return Devices()
     launch = LaunchConfig.parse(raw.get("launch"))
     per_run = launch.nproc or (len(gpus) if launch.command != "python" else 1)
     if per_run > len(gpus):
@@ -148,7 +143,7 @@ def at_once(jobs: int, threads: int, cores: int, gpu_slots: int | None = None, p
 def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devices = Devices()) -> None:
     """Each stage as its own `dvc --wait-for-lock repro -s`, `jobs` training at a time with `threads` threads each;
     one line per finished stage. One more stage than `jobs` is started ahead: its DVC and Python start-up
-    (seconds per run) overlap the others' training, and it waits for its core slots (core/cores.py) before it
+    (seconds per run) overlap the others' training, and it waits for its core slots (core/slots.py) before it
     trains, so no more than `jobs` train at once (where the cores would leave room for one more, none is
     started ahead). After a failure nothing new starts; the running ones finish, then its error."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), **where.env(jobs)}
@@ -187,7 +182,7 @@ def cmd_repro(args: argparse.Namespace) -> None:
     mend_lockfile()
     cores = usable_cores()
     if args.ray is not None:
-        from .ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
+        from .support.ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
         import_ray()
         _, threads = parse_jobs(args.jobs, cores)
         device = TrainConfig.from_dict(params_file.load(("train",))["train"], "train").device

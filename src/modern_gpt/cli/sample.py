@@ -17,7 +17,7 @@ from ..corpus.tokenizers import load_tokenizer
 from ..nn.checkpoint import load_run
 from ..serving.generate import generate
 from ..training.batches import load_tokens
-from .runs import check_run
+from .support.run_folder import check_run
 
 
 def add_parsers(sub) -> None:

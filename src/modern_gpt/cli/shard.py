@@ -5,9 +5,9 @@ DVC runs one repository's stages one at a time, so N machines (or N clones on on
 of their own and share their results through a DVC remote and its run-cache. The runs are every stage of a
 training family (pipeline/families.py: run@, sweep@, and the optional aa@, loo@, rerun@, beyond@, scale@), in
 `dvc stage list` order; worker I takes every N-th, starting from the I-th, and runs each through the unit of
-distributed work (cli/work.py: pulled if the remote has it, else trained; then pushed). A worker that dies has
-pushed its finished runs: run it again, or let the aggregator train what is missing. A SLURM array runs one
-worker per task (docs/machines.md).
+distributed work (cli/support/shared_runs.py: pulled if the remote has it, else trained; then pushed). A worker
+that dies has pushed its finished runs: run it again, or let the aggregator train what is missing. A SLURM array
+runs one worker per task (docs/machines.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from ..core.errors import ConfigError, DataError
-from .work import TRAINING_STAGES, default_remote, dvc, prepare, pull_or_train
+from .support.dvc_calls import TRAINING_STAGES, dvc
+from .support.shared_runs import default_remote, pull_or_train, push_inputs
 
 
 def add_parsers(sub) -> None:
@@ -55,7 +56,7 @@ def cmd_shard(args: argparse.Namespace) -> None:
     print(f"worker {i}/{n}: {len(mine)} runs; the remote: {remote}", flush=True)
     if not mine:
         return
-    prepare(remote)
+    push_inputs(remote)
     counts = {"trained": 0, "pulled": 0, "already here": 0}
     for k, stage in enumerate(mine, 1):
         t0 = time.perf_counter()

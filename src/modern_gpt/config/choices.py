@@ -9,26 +9,23 @@ its name here and its branch in training/loop.make_optimizer.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
-
-if TYPE_CHECKING:
-    from .model import ModelConfig
+from typing import Callable
 
 NORMS = ("layernorm", "rmsnorm")                 # centre + scale + bias | scale only
 POSITIONS = ("learned", "rope", "none")         # a table added | q and k rotated | NoPE: no position signal
 PLACEMENTS = ("pre", "post")                    # the norm inside the residual branch | after the sum (2017)
 
 
-def _swiglu_hidden(cfg: ModelConfig) -> int:
-    """2/3 of GELU's 4·d keeps the three matrices near GELU's two; rounded up to mlp_multiple."""
-    return cfg.mlp_multiple * math.ceil(int(2 / 3 * 4 * cfg.n_embd) / cfg.mlp_multiple)
+def _swiglu_hidden(n_embd: int, multiple: int) -> int:
+    """2/3 of GELU's 4·d keeps the three matrices near GELU's two; rounded up to a multiple of `multiple`."""
+    return multiple * math.ceil(int(2 / 3 * 4 * n_embd) / multiple)
 
 
-# each MLP's name and its own rule for the hidden width (mlp_hidden > 0 overrides it)
-MLP_HIDDEN: dict[str, Callable[[ModelConfig], int]] = {
-    "gelu": lambda cfg: 4 * cfg.n_embd,          # Step 1: 4·d hidden units
+# each MLP's name and its own rule for the hidden width from (n_embd, mlp_multiple) (mlp_hidden > 0 overrides it)
+MLP_HIDDEN: dict[str, Callable[[int, int], int]] = {
+    "gelu": lambda n_embd, multiple: 4 * n_embd,     # Step 1: 4·d hidden units
     "swiglu": _swiglu_hidden,
-    "relu2": lambda cfg: 4 * cfg.n_embd,         # ReLU² (nanochat, modded-nanogpt): two matrices, 4·d, as GELU
+    "relu2": lambda n_embd, multiple: 4 * n_embd,    # ReLU² (nanochat, modded-nanogpt): two matrices, 4·d, as GELU
 }
 MLPS = tuple(MLP_HIDDEN)
 

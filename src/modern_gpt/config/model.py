@@ -92,7 +92,7 @@ class ModelConfig:
     @property
     def hidden(self) -> int:
         """The MLP's hidden width: mlp_hidden when set, else the MLP's own rule (GELU and ReLU² 4·d, SwiGLU 2/3 of it)."""
-        return self.mlp_hidden or MLP_HIDDEN[self.mlp](self)
+        return self.mlp_hidden or MLP_HIDDEN[self.mlp](self.n_embd, self.mlp_multiple)
 
     @property
     def windows(self) -> tuple[int | None, ...]:

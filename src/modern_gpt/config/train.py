@@ -1,6 +1,6 @@
 """The training config: one typed field per knob, validated on construction (one-line errors). Torch-free.
 
-Its defaults are the quick command's `--smoke` profile (cli/profiles.py, which also holds the command's CPU
+Its defaults are the quick command's `--smoke` profile (cli/support/profiles.py, which also holds the command's CPU
 recipe); the pipeline's profile is params.yaml's `train:` section.
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..serving.kv_cache import DTYPE_BYTES, KVCacheSize, kv_cache
-from .configs import Arch
+from .arch import Arch
 
 
 def _attention(a: Arch) -> tuple[int, int]:

@@ -18,9 +18,11 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from ..serving.kv_cache import dtype_bytes, human
-from .configs import FAMILIES, Arch, normalise, text_part, window_flags
+from .arch import Arch, normalise
 from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
+from .families import FAMILIES, text_part
 from .fields import FIELDS, FIGURES, NM
+from .layers import window_flags
 from .meta import PARTS, MetaCount, meta_count
 
 EVERY_MODEL_HAS = ("embedding", "attention", "norms", "lm_head")    # printed even at 0: a tied head, bare norms

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..config import ModelConfig
 from ..core.params import project_params, sections
-from .configs import Arch, normalise, window_flags
+from .arch import Arch, normalise
+from .layers import window_flags
 
 TOY = ("n_layer", "n_embd", "n_head", "block_size")        # the size a section takes, by default params.yaml's
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 
 from ..config.validate import check_split_sizes
-from ..core.stage_records import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
+from ..records.stages import Grid, GridRow, GridRun, LadderName, LadderPlan, Plan, PlannedRow
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
-from .hf_class import hf_name
+from ..config.hf_class import hf_name
 from .ladder import Row
 from .params import Params
 from .scale import non_embedding
@@ -64,10 +64,11 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
     def entry(r: Row, **changes) -> PlannedRow:
         return dataclasses.replace(PlannedRow(r.slug, r.label, r.changed, hf_name(r.config)), **changes)
 
-    ladders = [LadderPlan("main", tuple(entry(r) for r in rows))]
+    ladders = [LadderPlan(LadderName.MAIN, tuple(entry(r) for r in rows))]
     if beyond:
-        ladders.append(LadderPlan("beyond", tuple(entry(r) for r in beyond)))
-    ladders += [LadderPlan("scale", tuple(entry(r) for r in at), size=s.size.name) for s, (at, _) in zip(listed, others)]
+        ladders.append(LadderPlan(LadderName.BEYOND, tuple(entry(r) for r in beyond)))
+    ladders += [LadderPlan(LadderName.SCALE, tuple(entry(r) for r in at), size=s.size.name)
+                for s, (at, _) in zip(listed, others)]
     return configs, Plan(
         ladders=tuple(ladders), seeds=tuple(p.seeds), aa_seeds=tuple(p.ablation.aa_seeds),
         leave_one_out=tuple(entry(r) for r in loo),

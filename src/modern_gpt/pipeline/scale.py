@@ -1,5 +1,5 @@
 """The main ladder at other model sizes (params.yaml `scale:`): each size's rows and recipe, checked before anything
-trains, and each size's record for the plan (core.stage_records.Size).
+trains, and each size's record for the plan (records.stages.Size).
 
 A size replaces model:'s shape in every row of the ladder: n_layer, n_embd and n_head; n_kv_head (the K/V heads of
 the rows from GQA on) and head_dim where the size gives them, else model:'s n_kv_head and n_embd / n_head. The
@@ -16,7 +16,7 @@ from typing import Callable
 from ..config import ModelConfig, TrainConfig
 from ..config.sections import ScaleConfig
 from ..core.errors import ConfigError
-from ..core.stage_records import Size
+from ..records.stages import Size
 from .families import SCALE
 from .ladder import Row
 

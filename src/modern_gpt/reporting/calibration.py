@@ -1,9 +1,19 @@
 """How often the rule is wrong, simulated (docs/statistics.md, "How honest the rule is"): reporting.stats's rule
 judged on many simulated comparisons at once, and the measured rerun noise the simulation is held to.
 
-judge() is compare()'s rule on (comparisons, seeds) arrays, each verdict an integer code (CODE), so that a chunk of
-trials is decided by array operations at once; simulate() draws row/ref pairs, and reruns of them, and counts the
-verdicts. The report itself judges with compare() alone.
+judge() is compare()'s rule on (comparisons, seeds) arrays, each verdict an index into VERDICTS (code;
+Judged.verdicts gives the Verdicts), so that a chunk of trials is decided by array operations at once; simulate()
+draws row/ref pairs, and reruns of them, and counts the verdicts, as transfer.simulate_transfer() does for the
+transfer verdicts. The report itself judges with compare() alone, transfer.changes() included.
+
+Why the rule is written twice. compare() decides one printed comparison of a few seeds: in Python floats summed
+with math.fsum, so a row's figures do not depend on the order numpy adds in, and with what only a printed
+comparison needs (both rows' summaries, the seeds needed by bisection). A simulation decides tens of thousands of
+comparisons per chunk, where compare() in a loop is some 30 times slower than judge() (20 µs a comparison against
+0.7 µs, five seeds). compare() built on judge() would move the report's figures by the last bit of a sum, enough to
+tip a verdict lying on a margin. So each keeps its own arithmetic, and tests/test_stats.py holds the two equal
+(test_compare_and_the_calibrations_judge_agree_on_random_comparisons: the same verdicts, kinds of noise and seeds
+needed, every number within 1e-9, on random rows with diverged seeds).
 """
 
 from __future__ import annotations
@@ -44,6 +54,11 @@ class Judged:
     code: np.ndarray             # the verdict's code (CODE)
     unbanded: np.ndarray         # the code without the band: better, worse, noise or n/a
     no_effect: np.ndarray        # noise whose (2 x confidence - 1) interval lies inside +- the spread
+
+    @property
+    def verdicts(self) -> np.ndarray:
+        """The verdicts themselves, an array of Verdict (code looked up in VERDICTS): what transfer.classify reads."""
+        return np.asarray(VERDICTS, dtype=object)[self.code]
 
 
 def _rows_stats(x: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

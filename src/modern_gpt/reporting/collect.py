@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ..core.records import RunRecord
-from ..core.stage_records import Grid, LadderPlan, Plan, ServeRecord
+from ..records.run import RunRecord
+from ..records.stages import Grid, LadderPlan, Plan, ServeRecord
 from .provenance import provenance
 from .results import Ladder, Rerun, Results, RowResult, ladder_results, row_result
 from .settings import Settings, report_settings

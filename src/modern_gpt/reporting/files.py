@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.files import write_bytes, write_json
-from .plots import LR_COLUMNS, curves, lr_plot, lr_rows, plot
-from .report import CURVES_PLOT, SWEEP_PLOT, build, build_beyond
+from ..records.stages import LadderName
+from .pages import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT, build, build_beyond, build_scale
+from .plots import LR_COLUMNS, curves, curves_plot, lr_plot, lr_rows, scale_plot
 from .results import Results
 from .runs_csv import RunLine, to_csv
-from . import scale
 
 
 def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
@@ -19,8 +19,8 @@ def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
 
 
 # The ladders past the main one, each with its own report beside ablation.md: its file and how it is built.
-LADDER_REPORTS = {"beyond": ("beyond.md", build_beyond)}
-SCALE_REPORT = "scale.md"          # the scale ladders, all sizes in one report (reporting.scale)
+LADDER_REPORTS = {LadderName.BEYOND: ("beyond.md", build_beyond)}
+SCALE_REPORT = "scale.md"          # the scale ladders, all sizes in one report (pages.build_scale)
 
 
 def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
@@ -33,7 +33,7 @@ def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
     lr_plot(lr_table, out / SWEEP_PLOT)
     write_bytes(out / "lr_sweep.csv", csv_bytes(lr_table, LR_COLUMNS))
     curve_rows = curves(results.main.rows)
-    plot(curve_rows, out / CURVES_PLOT, s.floor * s.val_chars_per_token if s.floor is not None else None)
+    curves_plot(curve_rows, out / CURVES_PLOT, s.floor_per_token)
     write_bytes(out / "ablation.md", report.markdown.encode())
     write_json(out / "metrics.json", report.metrics)
     write_bytes(out / "ablation.csv", csv_bytes(report.table))
@@ -44,7 +44,7 @@ def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
             name, build_ladder = LADDER_REPORTS[ladder.name]
             write_bytes(out / name, build_ladder(results, ladder).encode())
     if results.sizes:
-        text, table = scale.build_scale(results)
-        scale.plot(table, out / scale.PLOT, s.floor is not None)
+        text, table = build_scale(results)
+        scale_plot(table, out / SCALE_PLOT, s.floor is not None)
         write_bytes(out / "scale.csv", csv_bytes(table))
         write_bytes(out / SCALE_REPORT, text.encode())

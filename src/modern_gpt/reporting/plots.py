@@ -1,4 +1,7 @@
-"""The validation curves: a table for `dvc plots` and anyone's analysis, and a PNG for the report."""
+"""Every plot beside the report, each drawn from the rows of the CSV written next to it (for `dvc plots` and anyone's
+analysis): the validation curves (val_curves.png), the learning-rate grid (lr_sweep.png) and the effect of each
+change against model size (scale.png). Matplotlib is imported inside each, with the Agg backend, and the PNGs are
+saved without the Software tag, so the same rows give the same bytes."""
 
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ def curves(rows: list[RowResult]) -> list[dict[str, Any]]:
     return out
 
 
-def plot(curve_rows: list[dict], path: str | Path, floor_per_token: float | None = None) -> None:
+def curves_plot(curve_rows: list[dict], path: str | Path, floor_per_token: float | None = None) -> None:
+    """val_curves.png: each row's mean validation loss per step and its seed band, and the floor's line."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -113,4 +117,31 @@ def lr_plot(table: list[dict], path: str | Path) -> None:
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+
+
+def scale_plot(rows: list[dict[str, Any]], path: str | Path, floor: bool) -> None:
+    """scale.png from scale.csv's rows (scale.csv_rows): the effect against N on a log x axis, a line per change,
+    the 95% interval of the mean as bars; r with a floor, d without."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    for i, slug in enumerate(dict.fromkeys(r["row"] for r in rows)):
+        pts = [r for r in rows if r["row"] == slug and r["effect"] is not None]
+        xs, ys = [p["params"] for p in pts], [p["effect"] for p in pts]
+        err = [[y - (p["ci_low"] if p["ci_low"] is not None else y) for p, y in zip(pts, ys)],
+               [(p["ci_high"] if p["ci_high"] is not None else y) - y for p, y in zip(pts, ys)]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, linewidth=1.4, color=plt.cm.tab10(i % 10),
+                    label=pts[0]["variant"] if pts else slug)
+    ax.axhline(0.0, color="gray", linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("non-embedding parameters of the full model (N)")
+    ax.set_ylabel("r = Δ val / (loss above the floor)" if floor else "Δ val loss (nats per token)")
+    ax.set_title("Effect of each change at each size: mean over seeds, 95% interval (below 0 is better)")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, metadata={"Software": None})
     plt.close(fig)

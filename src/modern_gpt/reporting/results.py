@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..core.records import RunRecord
-from ..core.stage_records import ServeRecord, Size
+from ..records.run import RunRecord
+from ..records.stages import LadderName, ServeRecord, Size
 from .settings import Settings
 from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 
@@ -92,7 +92,7 @@ class Rerun:
 class Ladder:
     """One ladder of rows, each against the row above it (row 0 against nothing): read, judged and rendered by the
     same code whichever it is (the main ladder: reports/ablation.md; the second: reports/beyond.md)."""
-    name: str                                   # the plan's: 'main' | 'beyond' | 'scale'
+    name: LadderName                            # the plan's
     rows: list[RowResult]                       # row 0 first; each row's runs, one per seed
     provenance: dict[str, str] = field(default_factory=dict)
     sweep: list = ()                            # sweep.SweepRow: its rows of the learning-rate grid
@@ -120,5 +120,5 @@ class Results:
     def main(self) -> Ladder:
         return self.ladders[0]
 
-    def ladder(self, name: str) -> Ladder | None:
+    def ladder(self, name: LadderName) -> Ladder | None:
         return next((x for x in self.ladders if x.name == name), None)

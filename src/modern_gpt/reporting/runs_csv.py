@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..core.errors import DataError
-from ..core.records import RunRecord
-from ..core.stage_records import Plan
+from ..records.run import RunRecord
+from ..records.stages import Plan
 
 # The families, as dvc.yaml names their stages (pipeline/families.py), in the file's order.
 FAMILIES = ("run", "sweep", "beyond", "scale", "aa", "loo", "rerun")

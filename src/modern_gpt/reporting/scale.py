@@ -1,22 +1,19 @@
-"""reports/scale.md, scale.csv and scale.png: the main ladder at every size of params.yaml's scale:, each change
-judged at each size by the main table's rule, then across sizes (reporting.transfer)."""
+"""The parts of reports/scale.md and scale.csv: the main ladder at every size of params.yaml's scale:, each change
+judged at each size by the main table's rule, then across sizes (reporting.transfer). pages.build_scale puts the
+page together; plots.scale_plot draws scale.png from the CSV's rows."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from ..core.stage_records import Size
-from . import wording as W
+from ..records.stages import LadderName, Size
+from .cells import interval, millions, num, verdict
 from .provenance import code_line, machine_line
-from .report import interval, millions, num, verdict
 from .results import Results, RowResult
-from .stats import SEEDS_NEEDED_METHOD, Verdict, compare, rule, verdict_text
+from .stats import Verdict, verdict_text
 from .transfer import Change, Transfer, changes
-
-PLOT = "scale.png"
 
 
 def size_name(size: Size) -> str:
@@ -31,18 +28,13 @@ def shape(size: Size) -> str:
 
 def sized(results: Results) -> list[tuple[Size, list[RowResult]]]:
     """(size, its rows) for every size, smallest N first: the default size's rows are the main table's."""
-    by_name = {x.size: x.rows for x in results.ladders if x.name == "scale"}
+    by_name = {x.size: x.rows for x in results.ladders if x.name == LadderName.SCALE}
     return [(s, results.main.rows if s.name is None else by_name[s.name]) for s in results.sizes]
-
-
-def floor_per_token(results: Results) -> float | None:
-    s = results.settings
-    return s.floor * s.val_chars_per_token if s.floor is not None else None
 
 
 def scale_changes(results: Results) -> list[Change]:
     s = results.settings
-    return changes(sized(results), floor_per_token(results), s.confidence, s.borderline)
+    return changes(sized(results), s.floor_per_token, s.confidence, s.borderline)
 
 
 def _effect(x: float | None, floor: bool) -> str:
@@ -119,18 +111,6 @@ def provenance(results: Results) -> dict[str, str]:
     return info
 
 
-def full_lines(results: Results) -> str:
-    s = results.settings
-    out = []
-    for size, rows in sized(results):
-        c = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence,
-                    band=s.borderline)
-        out.append(f"{size_name(size)} Δ val {num(c.effect, sign=True)} (spread {num(c.spread)}, {s.confidence:.0%} "
-                   f"CI {interval(c) or '–'}): {verdict(c)}, params {millions(rows[0].params)} → "
-                   f"{millions(rows[-1].params)}")
-    return W.SCALE_FULL + "; ".join(out) + "."
-
-
 def csv_rows(found: list[Change], floor: bool) -> list[dict[str, Any]]:
     """A row per change and size: what scale.png and `dvc plots` draw (effect: r with a floor, else d)."""
     return [{"row": c.slug, "variant": c.label, "size": size_name(cell.size),
@@ -138,54 +118,3 @@ def csv_rows(found: list[Change], floor: bool) -> list[dict[str, Any]]:
              "effect": cell.mean, "ci_low": cell.low, "ci_high": cell.high, "d_val": cell.row.vs.effect,
              "verdict": cell.row.vs.verdict.value, "transfer": c.transfer.value}
             for c in found for cell in c.cells]
-
-
-def plot(rows: list[dict[str, Any]], path: str | Path, floor: bool) -> None:
-    """The effect against N on a log x axis, a line per change, the 95% interval of the mean as bars."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
-    for i, slug in enumerate(dict.fromkeys(r["row"] for r in rows)):
-        pts = [r for r in rows if r["row"] == slug and r["effect"] is not None]
-        xs, ys = [p["params"] for p in pts], [p["effect"] for p in pts]
-        err = [[y - (p["ci_low"] if p["ci_low"] is not None else y) for p, y in zip(pts, ys)],
-               [(p["ci_high"] if p["ci_high"] is not None else y) - y for p, y in zip(pts, ys)]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, linewidth=1.4, color=plt.cm.tab10(i % 10),
-                    label=pts[0]["variant"] if pts else slug)
-    ax.axhline(0.0, color="gray", linestyle="--", linewidth=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("non-embedding parameters of the full model (N)")
-    ax.set_ylabel("r = Δ val / (loss above the floor)" if floor else "Δ val loss (nats per token)")
-    ax.set_title("Effect of each change at each size: mean over seeds, 95% interval (below 0 is better)")
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
-
-
-def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
-    """scale.md's text and scale.csv's rows."""
-    s = results.settings
-    floor = s.floor is not None
-    found = scale_changes(results)
-    parts = [
-        W.SCALE_TITLE,
-        W.SCALE_INTRO,
-        "## Provenance",
-        tabulate(list(provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
-        "## Transfer",
-        W.SCALE_MEASURE_FLOOR if floor else W.SCALE_MEASURE_RAW,
-        f"**Rule at each size.** {rule(s.confidence)}",
-        W.SCALE_TREND,
-        *tables(found, floor),
-        full_lines(results),
-        f"![the effect of each change against model size]({PLOT})",
-        "## The transfer verdicts",
-        W.TRANSFER_DEFINITIONS,
-        f"¹ {SEEDS_NEEDED_METHOD}",
-    ]
-    return "\n\n".join(parts) + "\n", csv_rows(found, floor)
-

@@ -6,7 +6,8 @@ the number of seeds: SPREAD_SDS pooled seed sds, what three seeds of one row typ
 span. Losses are lower-is-better; a seed whose value is None, NaN or +/-inf counts as
 diverged: it is excluded from every statistic but always counted and shown, never
 silently dropped. compare() decides one comparison; reporting.calibration judges many at
-once by the same rule, to measure how often the rule is wrong.
+once by the same rule, to measure how often the rule is wrong (its docstring says why the
+rule's arithmetic is written twice, and which test holds the two equal).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..core.records import RunRecord
+from ..records.run import RunRecord
 from .results import RowResult
 from .stats import Comparison, Summary, compare, pooled_sd, summarize
 

@@ -18,9 +18,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..core.stage_records import Size
+from ..records.stages import Size
 from .results import RowResult
-from .calibration import CHUNK, CODE, judge
+from .calibration import CHUNK, judge
 from .stats import BAND, Comparison, Verdict, compare, summarize, t_quantile
 
 
@@ -34,33 +34,31 @@ class Transfer(StrEnum):
     OPEN = "open"                            # anything else: a borderline end or trend included
 
 
-TRANSFERS = tuple(Transfer)
-_FLIPS, _HOLDS, _APPEARS, _FADES, _NOISE, _OPEN = range(len(TRANSFERS))
-
-
-def classify(codes, trend_code, trend_effect, small_effect, large_effect) -> np.ndarray:
-    """The transfer verdicts of many changes at once, as indices into TRANSFERS. codes: (changes, sizes) verdict
-    codes (calibration.CODE), smallest size first; trend_code: the trend's code; trend_effect: its contrast
+def classify(verdicts, trend, trend_effect, small_effect, large_effect) -> np.ndarray:
+    """The transfer verdicts of many changes at once: an array of Transfer, one per change. verdicts: (changes,
+    sizes) of Verdict, smallest size first; trend: the trend's Verdict per change; trend_effect: its contrast
     (largest minus smallest); small_effect, large_effect: the mean effect at the two ends. One implementation for
-    the report (transfer()) and the calibration (simulate_transfer())."""
-    codes = np.atleast_2d(np.asarray(codes))
-    trend_code, trend_effect = np.atleast_1d(trend_code), np.atleast_1d(np.asarray(trend_effect, dtype=float))
-    small_effect, large_effect = (np.atleast_1d(np.asarray(x, dtype=float)) for x in (small_effect, large_effect))
-    better, worse, noise = (CODE[v] for v in (Verdict.BETTER, Verdict.WORSE, Verdict.NOISE))
-    called = (codes == better) | (codes == worse)
-    trend = (trend_code == better) | (trend_code == worse)
+    the report (transfer(), one change) and the calibration (simulate_transfer(), a chunk of trials)."""
+    verdicts = np.atleast_2d(np.asarray(verdicts, dtype=object))
+    trend = np.atleast_1d(np.asarray(trend, dtype=object))
+    trend_effect, small_effect, large_effect = (np.atleast_1d(np.asarray(x, dtype=float))
+                                                for x in (trend_effect, small_effect, large_effect))
+    better, worse, noise = (verdicts == v for v in (Verdict.BETTER, Verdict.WORSE, Verdict.NOISE))
+    called = better | worse
     small, large = called[:, 0], called[:, -1]
+    settled = (trend == Verdict.BETTER) | (trend == Verdict.WORSE)
     # "not settled" is noise: a borderline end (or trend), which another machine could tip, leaves the change open
-    rules = [
-        (codes == better).any(axis=1) & (codes == worse).any(axis=1),                      # flips
-        called[:, 0] & (codes == codes[:, :1]).all(axis=1),                                # holds at every size
-        trend & large & (codes[:, 0] == noise) & (np.sign(trend_effect) == np.sign(large_effect)),   # appears
-        trend & small & (codes[:, -1] == noise) & (np.sign(trend_effect) == -np.sign(small_effect)),  # fades
-        (codes == noise).all(axis=1) & (trend_code == noise),                              # noise at every size
-    ]
-    out = np.full(len(codes), _OPEN)
-    for index in reversed(range(len(rules))):            # the first rule that applies wins
-        out[rules[index]] = index
+    rules = {
+        Transfer.FLIPS: better.any(axis=1) & worse.any(axis=1),
+        Transfer.HOLDS: small & (verdicts == verdicts[:, :1]).all(axis=1),
+        Transfer.APPEARS: settled & large & noise[:, 0] & (np.sign(trend_effect) == np.sign(large_effect)),
+        Transfer.FADES: settled & small & noise[:, -1] & (np.sign(trend_effect) == -np.sign(small_effect)),
+        Transfer.NOISE: noise.all(axis=1) & (trend == Verdict.NOISE),
+    }
+    # np.full would turn the fill into its text (a str array, then object): a list of the member keeps the member
+    out = np.array([Transfer.OPEN] * len(verdicts), dtype=object)
+    for found, applies in reversed(rules.items()):       # the first that applies wins: it is written last
+        out[applies] = found
     return out
 
 
@@ -113,10 +111,9 @@ class Change:
 
 
 def transfer(cells: list[ChangeAtSize], trend: Comparison) -> Transfer:
-    codes = [[CODE[c.row.vs.verdict] for c in cells]]
-    means = [cells[0].mean, cells[-1].mean]
-    index = classify(codes, CODE[trend.verdict], _nan(trend.effect), *map(_nan, means))[0]
-    return TRANSFERS[int(index)]
+    """One change's transfer verdict, by classify()."""
+    verdicts = [[c.row.vs.verdict for c in cells]]
+    return classify(verdicts, trend.verdict, _nan(trend.effect), _nan(cells[0].mean), _nan(cells[-1].mean))[0]
 
 
 def _nan(x: Optional[float]) -> float:
@@ -164,7 +161,7 @@ def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
     rng = np.random.default_rng(seed)
     shared, own = math.sqrt(pair_correlation), math.sqrt(1.0 - pair_correlation)
     across, alone = math.sqrt(size_correlation), math.sqrt(1.0 - size_correlation)
-    counts = np.zeros(len(TRANSFERS), dtype=int)
+    counts = dict.fromkeys(Transfer, 0)
     for start in range(0, trials, CHUNK):
         n = min(CHUNK, trials - start)
         seed_part = rng.standard_normal((n, 1, n_seeds))                     # the same seed, at every size
@@ -172,10 +169,11 @@ def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
         common = across * seed_part + alone * common
         ref = shared * common + own * own_ref
         row = effect_sd + shared * common + own * own_row
-        codes = np.stack([judge(row[:, i], ref[:, i], confidence=confidence, band=band).code
-                          for i in range(n_sizes)], axis=1)
+        verdicts = np.stack([judge(row[:, i], ref[:, i], confidence=confidence, band=band).verdicts
+                             for i in range(n_sizes)], axis=1)
         d = row - ref
         trend = judge(d[:, -1], d[:, 0], confidence=confidence, band=band)
-        classes = classify(codes, trend.code, trend.effect, d[:, 0].mean(axis=1), d[:, -1].mean(axis=1))
-        counts += np.bincount(classes, minlength=len(TRANSFERS))
-    return TransferCalibration(trials, {TRANSFERS[i]: int(c) for i, c in enumerate(counts)})
+        found = classify(verdicts, trend.verdicts, trend.effect, d[:, 0].mean(axis=1), d[:, -1].mean(axis=1))
+        for t in Transfer:
+            counts[t] += int((found == t).sum())
+    return TransferCalibration(trials, counts)

@@ -1,5 +1,6 @@
-"""The report's prose: every paragraph-long text, a named template filled with str.format. The logic in report.py
-decides what to say and computes the figures; the words live here, so a rewording touches nothing else."""
+"""The report's prose: every paragraph-long text, a named template filled with str.format. The logic (pages.py,
+findings.py, sections.py, scale.py) decides what to say and computes the figures; the words live here, so a
+rewording touches nothing else."""
 
 # ------------------------------------------------------------------------------------- the ablation table
 
@@ -58,6 +59,8 @@ SCALE_TREND = (
     "N divides that contrast, and its interval, by log₁₀ of the two sizes' N (the full model's non-embedding "
     "parameters). The middle sizes are shown, not tested.")
 SCALE_FULL = "**The full model against the baseline, at every size:** "
+SCALE_FULL_SIZE = ("{size} Δ val {effect} (spread {spread}, {confidence:.0%} CI {interval}): {verdict}, "
+                   "params {params_from} → {params_to}")
 TRANSFER_DEFINITIONS = (
     "Each change gets the first of these that applies:\n\n"
     "1. **flips**: settled better at one size and settled worse at another.\n"

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..reporting.report import mean_sd, num
+from ..reporting.cells import mean_sd, num
 from ..reporting.runs_csv import RunLine, file_md5, from_csv
 from ..reporting.stats import summarize
 from .sides import RUNS, TABLE, load_yaml, read_table

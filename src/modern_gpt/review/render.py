@@ -7,7 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from ..reporting.report import interval, num, verdict
+from ..reporting.cells import interval, num, verdict
 from ..reporting.stats import Verdict
 from .diff import RERUN_BAND_RUNS, Review, RowDiff
 

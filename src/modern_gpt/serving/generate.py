@@ -14,7 +14,7 @@ import torch
 
 from ..config.sections import ServeConfig
 from ..core.errors import ConfigError
-from ..core.stage_records import ServeRecord
+from ..records.stages import ServeRecord
 from ..nn import GPT
 from ..nn.model import KVCache
 

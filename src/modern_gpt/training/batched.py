@@ -17,7 +17,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
-from ..core.records import RunRecord
+from ..records.run import RunRecord
 from ..nn import GPT
 from .batches import check_length
 from .distributed import ranks

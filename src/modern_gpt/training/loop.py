@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
-from ..core.records import Point
+from ..records.run import Point
 from ..nn import GPT
 from .batches import check_length, fixed_windows, get_batch
 from .distributed import Ranks, global_mean, process_group, wrap

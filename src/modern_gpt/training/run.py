@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from ..config import ModelConfig, TrainConfig
-from ..core.records import RunRecord
+from ..records.run import RunRecord
 from ..nn import GPT
 from .evaluate import bits_per_char
 from .loop import Trained, train

@@ -155,22 +155,28 @@ def trains_on_gpu(device: str, gpus: list[str]) -> bool:
     return device == "cuda" or (device == "auto" and bool(gpus))
 
 
+def training_gpus(device: str) -> list[str]:
+    """The visible GPUs a run with train.device `device` trains on here ([]: it trains on the CPU); cuda with none
+    visible is refused in one line."""
+    if device == "cpu":
+        return []
+    gpus = visible_gpus()
+    if trains_on_gpu(device, gpus) and not gpus:
+        raise ConfigError("train.device='cuda': no CUDA device is visible here (CUDA_VISIBLE_DEVICES, or a CUDA "
+                          "build of torch); allowed: cpu, cuda, auto")
+    return gpus if trains_on_gpu(device, gpus) else []
+
+
 @contextmanager
 def run_gpus(device: str, *, folder: Path | None = None) -> Iterator[list[str]]:
     """The GPU slots of one training run with train.device `device`, taken in its own process before CUDA starts:
     none on the CPU; one GPU for a plain process; under torchrun, LOCAL_WORLD_SIZE GPUs that local rank 0 takes
     together and hands to the node's other ranks (the agent that started them is their common parent). Yields the
     held GPUs' ids, as this machine numbers them ([] on the CPU)."""
-    if device == "cpu":
-        yield []
-        return
-    gpus = visible_gpus()
-    if not trains_on_gpu(device, gpus):
-        yield []
-        return
+    gpus = training_gpus(device)
     if not gpus:
-        raise ConfigError("train.device='cuda': no CUDA device is visible here (CUDA_VISIBLE_DEVICES, or a CUDA "
-                          "build of torch); allowed: cpu, cuda, auto")
+        yield []
+        return
     folder = slots_dir() if folder is None else folder
     local, together = int(os.environ.get("LOCAL_RANK", 0)), int(os.environ.get("LOCAL_WORLD_SIZE", 1))
     handoff = folder / f"torchrun-{os.getppid()}.json"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from .errors import ConfigError, DataError
+from ..core.errors import ConfigError, DataError
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Core slots (core/cores.py) and the runner's share of the cores (cli/repro.py): the project's processes side
+"""Core slots (core/slots.py) and the runner's share of the cores (cli/repro.py): the project's processes side
 by side never run more threads than the machine has cores."""
 
 import contextlib
@@ -15,13 +15,13 @@ import pytest
 import yaml
 
 from modern_gpt.cli.repro import Devices, at_once, devices, parse_jobs
-from modern_gpt.core.cores import RUNS_PER_GPU, WAITING, hold_cores, hold_gpus, run_gpus, usable_cores, visible_gpus
+from modern_gpt.core.slots import RUNS_PER_GPU, WAITING, hold_cores, hold_gpus, run_gpus, usable_cores, visible_gpus
 from modern_gpt.core.errors import ConfigError
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from modern_gpt.core.cores import hold_cores
+from modern_gpt.core.slots import hold_cores
 with hold_cores(int(sys.argv[1]), cores=2, folder=Path(sys.argv[2])):
     print("held", flush=True)
     time.sleep(600)
@@ -133,7 +133,7 @@ def test_on_gpus_one_run_starts_ahead_only_where_it_must_wait_for_a_gpu(jobs, th
 GPU_HOLDER = """
 import os, sys, time
 from pathlib import Path
-from modern_gpt.core.cores import run_gpus
+from modern_gpt.core.slots import run_gpus
 with run_gpus("cuda", folder=Path(sys.argv[1])) as held:
     print(",".join(held), os.environ["CUDA_VISIBLE_DEVICES"], flush=True)
     time.sleep(600)
@@ -220,7 +220,7 @@ def test_a_run_on_more_gpus_than_are_visible_is_refused_in_one_line(tmp_path):
 TORCHRUN_RANK = """
 import json, os, sys, time
 from pathlib import Path
-from modern_gpt.core.cores import run_gpus
+from modern_gpt.core.slots import run_gpus
 with run_gpus("cuda", folder=Path(sys.argv[1])) as held:
     print(json.dumps({"rank": int(os.environ["LOCAL_RANK"]), "held": held,
                       "visible": os.environ["CUDA_VISIBLE_DEVICES"]}), flush=True)
@@ -276,19 +276,19 @@ def test_the_runner_refuses_runs_it_cannot_give_their_gpus_before_anything_start
 def test_on_the_cpu_the_runner_looks_for_no_gpu(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"device": "cpu"}}))
-    monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: pytest.fail("looked for GPUs"))
+    monkeypatch.setattr("modern_gpt.core.slots.visible_gpus", lambda: pytest.fail("looked for GPUs"))
     assert devices() == Devices()
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"device": "auto"}}))
-    monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: [])
+    monkeypatch.setattr("modern_gpt.core.slots.visible_gpus", lambda: [])
     assert devices() == Devices()                                     # auto without a GPU: the CPU
-    monkeypatch.setattr("modern_gpt.cli.repro.visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setattr("modern_gpt.core.slots.visible_gpus", lambda: ["0", "1"])
     assert devices() == Devices(("0", "1"), 1)
 
 
 FAKE_RUN = """
 import json, os, sys, time
 from pathlib import Path
-from modern_gpt.core.cores import run_gpus
+from modern_gpt.core.slots import run_gpus
 with run_gpus("cuda") as held:                 # what stages/run.py does before CUDA starts
     def say(event):
         with open(os.environ["FAKE_RUN_LOG"], "a") as log:

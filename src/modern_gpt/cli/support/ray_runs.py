@@ -1,6 +1,6 @@
 """`modern-gpt repro --ray [ADDRESS]`: every pending training run as a Ray task, on a Ray cluster (or a local one
-started for the command), each doing the unit of distributed work (cli/work.py: pulled from the DVC remote if it
-holds the run, else trained; then pushed with its run-cache entry); then `dvc repro --pull` here, which trains
+started for the command), each doing the unit of distributed work (shared_runs.py: pulled from the DVC remote if
+it holds the run, else trained; then pushed with its run-cache entry); then `dvc repro --pull` here, which trains
 nothing and writes the report.
 
 Ray schedules the tasks by what they ask for (a GPU each when the runs train on CUDA, else their threads as CPUs),
@@ -22,8 +22,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import ConfigError, DataError
-from .work import Remote, default_remote, dvc, dvc_error, prepare, pull_or_train
+from ...core.errors import ConfigError, DataError
+from .dvc_calls import dvc
+from .shared_runs import Remote, default_remote, pull_or_train, push_inputs
 
 GUARDED = ("params.yaml", "dvc.yaml", "configs", "src", "stages")   # what decides what a run trains
 INSTALL = "pip install -e '.[ray]' (or pip install -r requirements.txt, which pins it)"
@@ -135,7 +136,7 @@ def run_on_ray(address: str | None, todo, threads: int, cores: int, device: str,
     connect(ray, address, cores)
     try:
         gpus = wants_gpus(ray, device)
-        prepare(remote)                                 # the inputs pushed, and the remote shown writable
+        push_inputs(remote)                             # the inputs pushed, and the remote shown writable
         stages = todo()
         if not stages:
             return

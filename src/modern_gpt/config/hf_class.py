@@ -1,11 +1,11 @@
 """Which Hugging Face class computes exactly what a config computes: the rule `modern-gpt export` follows and the
-report's provenance line quotes (the plan records it per row). It lives here, with the pipeline, so that the plan
-stage needs nothing of the bridge (hf/), which imports it from here.
+report's provenance line quotes (the plan records it per row). A rule about a ModelConfig, torch-free, beside it:
+the plan (pipeline/) and the bridge (hf/) both import it from here, so the plan stage needs nothing of the bridge.
 """
 
 from __future__ import annotations
 
-from ..config import ModelConfig
+from .model import ModelConfig
 from ..core.errors import ConfigError
 
 GPT2, LLAMA, MISTRAL, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "MistralForCausalLM", "Qwen3ForCausalLM"

@@ -1,4 +1,4 @@
-"""The records that cross a stage boundary besides a run's own (core/records.py): the plan and a served row.
+"""The records that cross a stage boundary besides a run's own (records/run.py): the plan and a served row.
 
 `Plan` is configs/plan.json (the plan stage writes it, the report reads it); `ServeRecord` is data/serve/<row>.json
 (the serve stage writes it, the report reads it). Each has one way out (`to_dict`, what the file holds) and one
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import Enum, StrEnum
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 from ..config.sections import ServeConfig
-from .errors import ConfigError, DataError
+from ..core.errors import ConfigError, DataError
 
 T = TypeVar("T")
 
@@ -31,6 +32,10 @@ def _build(cls: type[T], d: Any, where: str) -> T:
 def _value(hint: Any, value: Any, where: str) -> Any:
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _build(hint, value, where)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        if value not in {m.value for m in hint}:
+            raise DataError(f"{where}={value!r}: not one of {', '.join(m.value for m in hint)}; rerun it: dvc repro")
+        return hint(value)
     if get_origin(hint) is tuple:
         item = get_args(hint)[0]
         return tuple(_value(item, v, f"{where}[{i}]") for i, v in enumerate(value))
@@ -49,10 +54,18 @@ class PlannedRow:
     of: str | None = None         # a rerun: the ladder row it trains again
 
 
+class LadderName(StrEnum):
+    """The ladders a plan holds, each named once here: the book's (reports/ablation.md), the second ladder past it
+    (reports/beyond.md, params.yaml beyond:), and the book's ladder at one more size (one a listed size: scale.md)."""
+    MAIN = "main"
+    BEYOND = "beyond"
+    SCALE = "scale"
+
+
 @dataclass(frozen=True)
 class LadderPlan:
     """A ladder: row 0, then each row against the row above it."""
-    name: str                     # 'main' (reports/ablation.md), 'beyond' (reports/beyond.md), 'scale' (scale.md)
+    name: LadderName
     rows: tuple[PlannedRow, ...]
     size: str | None = None       # a scale ladder: the size (scale.sizes' name) its rows train at
 
@@ -110,11 +123,11 @@ class Plan:
     @classmethod
     def from_dict(cls, d: Any, where: str = "configs/plan.json") -> "Plan":
         plan = _build(cls, d, where)
-        if not plan.ladders or plan.ladders[0].name != "main":
+        if not plan.ladders or plan.ladders[0].name != LadderName.MAIN:
             raise DataError(f"{where}: its first ladder must be the main one; rerun it: dvc repro plan")
         return plan
 
-    def ladder(self, name: str) -> LadderPlan | None:
+    def ladder(self, name: LadderName) -> LadderPlan | None:
         return next((x for x in self.ladders if x.name == name), None)
 
 

@@ -11,10 +11,10 @@ import argparse
 import dataclasses
 from typing import Any
 
-from ..config import TrainConfig
-from ..core.params import project_params
-from ..pipeline.ladder import Row
-from ..pipeline.params import parse
+from ...config import TrainConfig
+from ...core.params import project_params
+from ...pipeline.ladder import Row
+from ...pipeline.params import parse
 
 SHAPE = ("n_layer", "n_head", "n_embd", "block_size")        # what a profile sets of the model
 
