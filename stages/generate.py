@@ -17,6 +17,7 @@ from modern_gpt.core.files import write_bytes, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.sanskrit import entropy_per_char, generate
 from modern_gpt.config.sections import GenerateConfig, section
+from modern_gpt.records.stages import Floor
 
 PARAMS = ("generate",)             # the params sections this stage reads: dvc.yaml lists the same
 FLOOR_SENTENCES = 50_000
@@ -31,7 +32,7 @@ def main() -> None:
     floor, se = entropy_per_char(FLOOR_SENTENCES, seed=g.seed + 1)   # sentences not in the corpus
     out = Path(args.out)
     write_bytes(out / "sanskrit.txt", text.encode("utf-8"))
-    write_json(out / "floor.json", {"nats_per_char": round(floor, 6), "se": round(se, 6), "sentences": FLOOR_SENTENCES})
+    write_json(out / "floor.json", Floor(round(floor, 6), round(se, 6), FLOOR_SENTENCES).to_dict())
 
 
 if __name__ == "__main__":

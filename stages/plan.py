@@ -20,6 +20,7 @@ from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.pipeline.params import check_all
 from modern_gpt.pipeline.plan import plan
+from modern_gpt.records.inputs import CorpusMeta
 
 PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
 
@@ -30,13 +31,13 @@ def main() -> None:
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
     p = check_all(params.load(PARAMS, optional=params.OPTIONAL))     # an unknown section is refused there, by name
-    configs, planned = plan(p, read_json(args.meta))
+    configs, planned = plan(p, CorpusMeta.from_dict(read_json(args.meta), args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have
         if stale.stem not in configs and stale.name != "plan.json":
             stale.unlink()
     for slug, config in configs.items():
-        write_json(out / f"{slug}.json", config)
+        write_json(out / f"{slug}.json", config.to_dict())
     write_json(out / "plan.json", planned.to_dict())
 
 

@@ -20,7 +20,8 @@ from modern_gpt.core import params
 from modern_gpt.core.files import read_json
 from modern_gpt.records.run import RunRecord
 from modern_gpt.core.stage import stage_main
-from modern_gpt.records.stages import Plan, ServeRecord
+from modern_gpt.records.inputs import CorpusMeta
+from modern_gpt.records.stages import Floor, Plan, ServeRecord
 from modern_gpt.reporting.collect import collect
 from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.runs_csv import file_md5, run_lines
@@ -37,7 +38,7 @@ def main() -> None:
     args = ap.parse_args()
     section = params.load(PARAMS, optional=PARAMS)["report"]
     plan = Plan.from_dict(read_json("configs/plan.json"))
-    meta = read_json("data/tokenized/meta.json")
+    meta = CorpusMeta.from_dict(read_json("data/tokenized/meta.json"))
 
     def records(slug: str, seeds: list[int]) -> list[RunRecord]:
         return [RunRecord.from_dict(read_json(f), str(f))
@@ -47,8 +48,9 @@ def main() -> None:
         f = Path(args.serve) / f"{slug}.json"
         return ServeRecord.from_dict(read_json(f), str(f))
 
-    generated = Path(meta["corpus"]["path"]) == Path(GENERATED) / "sanskrit.txt"
-    floor = read_json(Path(GENERATED) / "floor.json") if generated else None
+    generated = Path(meta.corpus.path) == Path(GENERATED) / "sanskrit.txt"
+    floor_file = Path(GENERATED) / "floor.json"
+    floor = Floor.from_dict(read_json(floor_file), str(floor_file)) if generated else None
     lines = run_lines(plan, records, lambda slug: file_md5(Path("configs") / f"{slug}.json"))
     write_report(collect(plan, meta, floor, section, records, served), Path(args.out), lines)
 

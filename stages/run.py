@@ -29,7 +29,7 @@ import torch
 from modern_gpt.core.slots import hold_cores, run_gpus
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import code_files, code_md5, stage_main
-from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.records.inputs import CorpusMeta, RowConfig
 from modern_gpt.training.batches import load_tokens
 from modern_gpt.training.distributed import ranks
 from modern_gpt.training.run import run
@@ -45,21 +45,19 @@ def main() -> None:
     ap.add_argument("--data", default="data/tokenized")
     ap.add_argument("--out", default="data/runs", help="writes <out>/<row>/<seed>/")
     args = ap.parse_args()
-    spec = read_json(Path(args.configs) / f"{args.row}.json")
-    data = Path(args.data)
-    meta = read_json(data / "meta.json")
-    train_cfg = TrainConfig.from_dict(spec["train"])
+    config, data = Path(args.configs) / f"{args.row}.json", Path(args.data)
+    spec = RowConfig.from_dict(read_json(config), str(config))
+    meta = CorpusMeta.from_dict(read_json(data / "meta.json"), str(data / "meta.json"))
     # The GPU slot first (on CUDA; before CUDA starts, which then shows this process that GPU only), then one core
     # slot per thread (core/slots.py), waiting for them while other runs of this project hold them, and never more
     # threads than cores. Under torchrun the processes of one run must start together, so they take no core slots
     # (torchrun gives each process 1 thread); their local rank 0 takes the run's GPUs together.
     cores = hold_cores(torch.get_num_threads()) if ranks().world == 1 else contextlib.nullcontext()
-    with run_gpus(train_cfg.device) as gpus, cores as threads:
+    with run_gpus(spec.train.device) as gpus, cores as threads:
         if threads:
             torch.set_num_threads(threads)
-        model, record = run(args.row, ModelConfig.from_dict(spec["model"]), train_cfg,
-                            load_tokens(data / "train.bin"), load_tokens(data / "val.bin"), args.seed,
-                            val_chars=meta["val"]["chars"])
+        model, record = run(args.row, spec.model, spec.train, load_tokens(data / "train.bin"),
+                            load_tokens(data / "val.bin"), args.seed, val_chars=meta.val.chars)
     if ranks().rank != 0:          # under torchrun every process holds the same result: the first one writes it
         return
     files = code_files(__file__, ROOT)

@@ -13,9 +13,8 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.config.sections import DataConfig, TokenizerConfig, section
+from modern_gpt.config.sections import DataConfig, TokenizerConfig, block_size, section
 from modern_gpt.core import params
-from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import token_bytes, write_bytes, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.prepare import prepare
@@ -28,16 +27,13 @@ def main() -> None:
     ap.add_argument("--out", default="data/tokenized", help="output folder")
     args = ap.parse_args()
     p = params.load(PARAMS)
-    block_size = p["model"].get("block_size") if isinstance(p["model"], dict) else None
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ConfigError(f"model.block_size={block_size!r}: must be a positive integer")
     t = prepare(section(DataConfig, p["data"], "data"), section(TokenizerConfig, p["tokenizer"], "tokenizer"),
-                block_size)                                 # every check before any write
+                block_size(p["model"]))                     # every check before any write
     out = Path(args.out)
     write_bytes(out / "train.bin", token_bytes(t.train))
     write_bytes(out / "val.bin", token_bytes(t.val))
     write_json(out / "tokenizer.json", t.tokenizer.to_dict())
-    write_json(out / "meta.json", t.meta)
+    write_json(out / "meta.json", t.meta.to_dict())
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def test_a_serve_record_goes_out_and_comes_back_the_same(tmp_path):
     with pytest.raises(DataError, match=r"^serve record: not a ServeRecord of this version .*rerun it: dvc repro$"):
         ServeRecord.from_dict(old)
     bad = {**record.to_dict(), "settings": {**record.to_dict()["settings"], "batch": 0}}
-    with pytest.raises(DataError, match=r"^serve record: batch=0: must be an integer .*; rerun it: dvc repro$"):
+    with pytest.raises(DataError, match=r"^serve record.settings: batch=0: must be an integer .*; rerun it: dvc repro$"):
         ServeRecord.from_dict(bad)
 
 

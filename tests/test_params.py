@@ -13,7 +13,9 @@ import yaml
 from modern_gpt.core import params as params_file
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.core.params import read_yaml
-from modern_gpt.records.stages import LadderName, Plan
+from modern_gpt.pipeline.plan import plan
+from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
+from modern_gpt.records.stages import Floor, LadderName, Plan
 from modern_gpt.config.sections import DataConfig, GenerateConfig, ReportConfig, TokenizerConfig, section
 from modern_gpt.pipeline.params import check_all, load, parse
 from modern_gpt.reporting.settings import Settings, report_settings
@@ -63,6 +65,16 @@ def with_(section: str, key: str | None, value) -> dict:
     else:
         raw[section] = {**raw[section], key: value}
     return raw
+
+
+META = CorpusMeta(CorpusFile("corpus.txt", 110_000, "", 110_000), 0.1, "char", 48, SplitSize(100_000, 100_000),
+                  SplitSize(10_000, 10_000))
+
+
+def plan_files(raw: dict) -> tuple[dict[str, dict], Plan]:
+    """The plan stage's work on params `raw`: each row's config file as it is written, and the plan."""
+    configs, planned = plan(parse(raw), META)
+    return {slug: config.to_dict() for slug, config in configs.items()}, planned
 
 
 def one_line(call, message: str) -> None:
@@ -270,10 +282,8 @@ def test_unreadable_yaml_is_one_line(tmp_path):
 
 
 def test_rerun_rows_get_their_own_configs_with_perturbed_initial_weights():
-    from modern_gpt.pipeline.plan import plan
-    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = with_("ablation", "rerun", ["qk_norm", "baseline", "pos"])           # any order: ladder order out
-    configs, planned = plan(parse(raw), meta)
+    configs, planned = plan_files(raw)
     assert [r.slug for r in planned.rerun] == ["rerun_baseline", "rerun_pos", "rerun_qk_norm"]
     assert [r.of for r in planned.rerun] == ["baseline", "pos", "qk_norm"]
     assert planned.rerun_perturbation == 1e-7
@@ -282,16 +292,14 @@ def test_rerun_rows_get_their_own_configs_with_perturbed_initial_weights():
         assert again["model"] == original["model"]
         assert again["train"] == {**original["train"], "init_perturbation": 1e-7}
         assert original["train"]["init_perturbation"] == 0.0
-    configs, planned = plan(parse(default()), meta)                              # off by default
+    configs, planned = plan_files(default())                              # off by default
     assert planned.rerun == () and not any(k.startswith("rerun_") for k in configs)
 
 
 def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_scaled():
-    from modern_gpt.pipeline.plan import plan
-    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = default()
     raw["sweep"] = {"lr": [4, 0.5], "rows": ["qk_norm", "n_kv_head"], "seeds": [2, 0]}   # any order: ladder
-    configs, planned = plan(parse(raw), meta)                                          # and seed order out
+    configs, planned = plan_files(raw)                                          # and seed order out
     grid = planned.sweep
     assert grid.lr == raw["train"]["lr"] and grid.seeds == (0, 2)
     assert [r.slug for r in grid.rows] == ["n_kv_head", "qk_norm"]
@@ -304,34 +312,32 @@ def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_s
             assert mine["train"] == {**main["train"], "lr": main["train"]["lr"] * m,
                                      "min_lr": main["train"]["min_lr"] * m}
     raw["sweep"] = {"lr": [], "rows": ["qk_norm"]}                              # an empty grid: off
-    configs, planned = plan(parse(raw), meta)
+    configs, planned = plan_files(raw)
     assert planned.sweep.rows == () and not any(k.startswith("sweep_") for k in configs)
     del raw["sweep"]                                                            # no section: off too
-    assert plan(parse(raw), meta)[1].sweep.rows == ()
+    assert plan_files(raw)[1].sweep.rows == ()
 
 
 def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from_the_books_design():
-    from modern_gpt.pipeline.plan import plan
-    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
-    configs, planned = plan(parse(default()), meta)
+    configs, planned = plan_files(default())
     assert default()["beyond"]["ladder"] == [] and [x.name for x in planned.ladders] == ["main"]
     assert not any(k.startswith("beyond_") for k in configs)
     del_raw = default()
     del del_raw["beyond"]                                                       # no section: off too
-    assert plan(parse(del_raw), meta)[1].ladder("beyond") is None
+    assert plan_files(del_raw)[1].ladder("beyond") is None
 
-    configs, planned = plan(parse(beyond_on()), meta)
+    configs, planned = plan_files(beyond_on())
     beyond = planned.ladder("beyond").rows
     assert [r.slug for r in beyond] == ["qk_norm", *[f"beyond_{f}" for f in BEYOND]]
     assert [r.label for r in beyond] == ["the book's design", "+ ReLU²", "+ untied head", "+ logit soft-cap 15",
                                          "+ Muon"]
     assert "qk_norm" in configs and planned.ladders[0].rows[-1].slug == "qk_norm"   # row 0: the main table's runs
     before = configs["qk_norm"]
-    for flag, section, value in [("mlp", "model", "relu2"), ("tie_embeddings", "model", False),
+    for flag, part, value in [("mlp", "model", "relu2"), ("tie_embeddings", "model", False),
                                  ("logit_softcap", "model", 15.0), ("optimizer", "train", "muon")]:
         mine = configs[f"beyond_{flag}"]
         changed = {(s, k) for s in ("model", "train") for k in mine[s] if mine[s][k] != before[s][k]}
-        assert changed == {(section, flag)} and mine[section][flag] == value, flag
+        assert changed == {(part, flag)} and mine[part][flag] == value, flag
         before = mine
     assert [r.hf_class for r in beyond] == ["Qwen3ForCausalLM", None, None, None, None]
     text = json.dumps(planned.to_dict())
@@ -344,20 +350,16 @@ def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from
 
 
 def test_a_second_ladder_value_equal_to_the_row_above_is_marked_no_change():
-    from modern_gpt.pipeline.plan import plan
-    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = beyond_on()
     raw["beyond"]["model"]["mlp"] = "swiglu"                                   # the book's own value
-    row = plan(parse(raw), meta)[1].ladder("beyond").rows[1]
+    row = plan_files(raw)[1].ladder("beyond").rows[1]
     assert row.label == "+ SwiGLU (no change)" and row.changed is False
 
 
 def test_the_learning_rate_grid_covers_a_second_ladder_row_with_its_own_optimiser():
-    from modern_gpt.pipeline.plan import plan
-    meta = {"vocab_size": 48, "train": {"tokens": 100_000}, "val": {"tokens": 10_000}}
     raw = beyond_on()
     raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer", "qk_norm"]}
-    configs, planned = plan(parse(raw), meta)
+    configs, planned = plan_files(raw)
     assert [r.slug for r in planned.sweep.rows] == ["qk_norm", "beyond_optimizer"]   # ladder order
     for m in raw["sweep"]["lr"]:
         mine, main = configs[f"sweep_beyond_optimizer_x{m}"], configs["beyond_optimizer"]
@@ -407,3 +409,27 @@ def test_the_docs_quote_what_dvc_and_repro_say_about_a_params_mistake_dvc_meets_
     assert corrupted.removesuffix(" mapping") in say(dvc, "repro", "run@qk_norm-0")
     line = say(cli_main, "repro")
     assert line.startswith("modern-gpt: error: ") and ours in line and line.count("error") == 1
+
+
+def test_the_files_between_stages_are_written_and_read_by_one_type():
+    """configs/<row>.json, data/tokenized/meta.json and floor.json: what the writer's type writes, the same type
+    reads back equal; another version's file (a key missing or unknown, a value of the wrong kind or out of range)
+    is one line naming the file and the field."""
+    configs, _ = plan(parse(beyond_on()), META)
+    for slug, config in configs.items():
+        assert RowConfig.from_dict(json.loads(json.dumps(config.to_dict())), slug) == config
+    assert CorpusMeta.from_dict(json.loads(json.dumps(META.to_dict()))) == META
+    assert Floor.from_dict(json.loads(json.dumps(Floor(1.25, 0.002, 500).to_dict()))) == Floor(1.25, 0.002, 500)
+    row = configs["qk_norm"].to_dict()
+    meta = META.to_dict()
+    for bad, cls, message in [
+        ({"model": row["model"]}, RowConfig, r"^f.json: not a RowConfig of this version \(keys \['model'\]\)"),
+        ({**row, "model": {**row["model"], "n_head": 0}}, RowConfig,
+         r"^f.json.model: n_head=0: must be a positive integer; rerun it: dvc repro$"),
+        ({**row, "model": {**row["model"], "wide": 1}}, RowConfig, r"^f.json.model: not a ModelConfig of this"),
+        ({**meta, "vocab_size": "48"}, CorpusMeta, r"^f.json.vocab_size='48': not an integer; rerun it: dvc repro$"),
+        ({**meta, "val": {"tokens": 10}}, CorpusMeta, r"^f.json.val: not a SplitSize of this version"),
+        ({"nats_per_char": 1.2, "se": None, "sentences": 5}, Floor, r"^f.json.se=None: not a number"),
+    ]:
+        with pytest.raises(DataError, match=message):
+            cls.from_dict(bad, "f.json")

@@ -1,25 +1,28 @@
 """The report's provenance table: each line from the stages' outputs (corpus meta, run records), on cases built here."""
 
+import dataclasses
 import math
 
 import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.records.inputs import CorpusMeta
 from modern_gpt.records.run import Point, RunRecord
+from modern_gpt.records.stages import Floor
 from modern_gpt.reporting.provenance import code_line, provenance
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
 
 MODEL = {"n_layer": 3, "n_head": 6, "n_kv_head": 6, "n_embd": 96, "block_size": 48, "dropout": 0.1, "mlp_hidden": 0}
 TRAIN = {"iters": 1500, "batch_size": 8, "lr": 0.002, "min_lr": 0.0002, "warmup_iters": 50, "weight_decay": 0.1,
          "grad_clip": 1.0, "eval_interval": 250, "eval_iters": 5}
-META = {
+META = CorpusMeta.from_dict({
     "corpus": {"path": "data/generated/sanskrit.txt", "bytes": 5_432_100, "md5": "0123456789abcdef", "chars": 2_000_000},
     "val_fraction": 0.15,
     "tokenizer": "akshara",
     "vocab_size": 1234,
     "train": {"tokens": 960_000, "chars": 1_700_000},
     "val": {"tokens": 170_000, "chars": 300_000},
-}
+})
 EPYC = "AMD EPYC (family 25, model 17; AVX512)"
 FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/records/__init__.py, src/modern_gpt/records/run.py", "src/modern_gpt/nn/model.py",
          "src/modern_gpt/training/loop.py", "stages/run.py")
@@ -117,7 +120,7 @@ def test_parameter_matching_and_floor_lines_are_optional():
                        record("baseline", 1, 2.1, model={**MODEL, "mlp_hidden": 0})],
                       [record("norm", 0, 1.9, model={**MODEL, "mlp_hidden": 392}),
                        record("norm", 1, 2.0, model={**MODEL, "mlp_hidden": 392})])
-    info = provenance(META, matched, {"nats_per_char": 0.9, "se": 0.0123}, match_params=True)
+    info = provenance(META, matched, Floor(0.9, 0.0123, 50_000), match_params=True)
     assert info["parameter matching"] == "on: MLP hidden sizes Step 1 baseline default, + RMSNorm 392"
     assert info["floor"] == (f"0.9000 ± 0.0123 nats per character ({0.9 / math.log(2):.3f} bpc): the entropy of "
                              "the process that generated the corpus, the lowest loss any model can reach")
@@ -158,7 +161,7 @@ def test_code_line_without_an_md5_says_not_recorded():
 
 @pytest.mark.parametrize("fraction, shown", [(0.1, "10%"), (0.05, "5%"), (0.25, "25%")])
 def test_the_split_states_the_fraction_the_tokenize_stage_used(fraction, shown):
-    info = provenance({**META, "val_fraction": fraction}, two_rows(), None)
+    info = provenance(dataclasses.replace(META, val_fraction=fraction), two_rows(), None)
     assert info["split"].startswith(f"contiguous; the last {shown} validates (")
 
 

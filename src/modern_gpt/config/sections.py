@@ -33,6 +33,14 @@ def section(cls: type[T], raw: Any, where: str) -> T:
     return from_dict(cls, dict(raw), where)
 
 
+def block_size(model: Any) -> int:
+    """params.yaml's model.block_size alone, checked by ModelConfig's own rules (the tokenize stage reads only this
+    of model:, and refuses a split too short for it before it writes anything)."""
+    if not isinstance(model, Mapping):
+        raise ConfigError(f"model: must be a mapping of settings, got {model!r}")
+    return ModelConfig.from_dict({"block_size": model.get("block_size")}, "model").block_size
+
+
 def _integer(name: str, value: Any, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ConfigError(f"{name}={value!r}: must be an integer >= {low}")

@@ -161,10 +161,12 @@ def training_gpus(device: str) -> list[str]:
     if device == "cpu":
         return []
     gpus = visible_gpus()
-    if trains_on_gpu(device, gpus) and not gpus:
+    if not trains_on_gpu(device, gpus):
+        return []
+    if not gpus:                                  # cuda, and none visible
         raise ConfigError("train.device='cuda': no CUDA device is visible here (CUDA_VISIBLE_DEVICES, or a CUDA "
                           "build of torch); allowed: cpu, cuda, auto")
-    return gpus if trains_on_gpu(device, gpus) else []
+    return gpus
 
 
 @contextmanager

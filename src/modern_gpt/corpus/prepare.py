@@ -9,6 +9,7 @@ from typing import Any
 
 from ..config.sections import DataConfig, TokenizerConfig
 from ..config.validate import check_split_sizes
+from ..records.inputs import CorpusFile, CorpusMeta, SplitSize
 from .reading import read_corpus, split_text
 from .tokenizers import fit_tokenizer
 
@@ -18,7 +19,7 @@ class Tokenized:
     train: list[int]
     val: list[int]
     tokenizer: Any                 # corpus.tokenizers: one of its classes, fitted on the training text
-    meta: dict                     # data/tokenized/meta.json: the corpus, the split and the token counts
+    meta: CorpusMeta               # data/tokenized/meta.json: the corpus, the split and the token counts
 
 
 def prepare(data: DataConfig, spec: TokenizerConfig, block_size: int) -> Tokenized:
@@ -30,13 +31,7 @@ def prepare(data: DataConfig, spec: TokenizerConfig, block_size: int) -> Tokeniz
     train_ids, val_ids = tok.encode(train_text), tok.encode(val_text)
     check_split_sizes(len(train_ids), len(val_ids), block_size=block_size)
     corpus = text.encode("utf-8")
-    meta = {
-        "corpus": {"path": data.corpus, "bytes": len(corpus), "md5": hashlib.md5(corpus).hexdigest(),
-                   "chars": len(text)},
-        "val_fraction": data.val_fraction,
-        "tokenizer": spec.kind,
-        "vocab_size": tok.vocab_size,
-        "train": {"tokens": len(train_ids), "chars": len(train_text)},
-        "val": {"tokens": len(val_ids), "chars": len(val_text)},
-    }
+    meta = CorpusMeta(CorpusFile(data.corpus, len(corpus), hashlib.md5(corpus).hexdigest(), len(text)),
+                      data.val_fraction, spec.kind, tok.vocab_size, SplitSize(len(train_ids), len(train_text)),
+                      SplitSize(len(val_ids), len(val_text)))
     return Tokenized(train_ids, val_ids, tok, meta)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..config.validate import check_split_sizes
+from ..records.inputs import CorpusMeta, RowConfig
 from ..records.stages import Grid, GridRow, GridRun, LadderName, LadderPlan, Plan, PlannedRow
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
@@ -18,7 +19,7 @@ from .params import Params
 from .scale import non_embedding
 
 
-def learning_rate_grid(p: Params, covered: list[Row]) -> tuple[list[GridRow], dict[str, dict]]:
+def learning_rate_grid(p: Params, covered: list[Row]) -> tuple[list[GridRow], dict[str, RowConfig]]:
     """The learning-rate grid: each covered row at each multiple of its rate (a second-ladder row's own optimiser,
     at the same multiples), as the plan's grid rows and the runs' configs."""
     grid, configs = [], {}
@@ -28,19 +29,19 @@ def learning_rate_grid(p: Params, covered: list[Row]) -> tuple[list[GridRow], di
             base = r.train or p.train
             scaled = dataclasses.replace(base, lr=base.lr * m, min_lr=base.min_lr * m)
             slug = SWEEP.slug(row=r.slug, lr=m)
-            configs[slug] = {"model": r.config.to_dict(), "train": scaled.to_dict()}
+            configs[slug] = RowConfig(r.config, scaled)
             runs.append(GridRun(float(m), slug))
         grid.append(GridRow(r.slug, tuple(runs)))
     return grid, configs
 
 
-def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
+def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     """({slug: the run config}, the plan) for a tokenized corpus described by `meta`."""
-    rows = p.rows(meta["vocab_size"])
-    loo = p.leave_one_out(meta["vocab_size"])
-    beyond = p.beyond_rows(meta["vocab_size"])
-    sizes = p.sizes(meta["vocab_size"])
-    check_split_sizes(meta["train"]["tokens"], meta["val"]["tokens"], block_size=rows[0].config.block_size)
+    rows = p.rows(meta.vocab_size)
+    loo = p.leave_one_out(meta.vocab_size)
+    beyond = p.beyond_rows(meta.vocab_size)
+    sizes = p.sizes(meta.vocab_size)
+    check_split_sizes(meta.train.tokens, meta.val.tokens, block_size=rows[0].config.block_size)
     listed = [s for s in sizes if s.size.name is not None]          # the default size's rows are `rows`
     others = [(s.rows, s.train) for s in listed]
     if p.ablation.match_params:
@@ -51,12 +52,11 @@ def plan(p: Params, meta: dict) -> tuple[dict[str, dict], Plan]:
         others = [([at[0]] + [dataclasses.replace(r, config=match_mlp(r.config, non_embedding(at[0].config)))
                               for r in at[1:]], train) for at, train in others]     # each size: its own baseline's
     # the second ladder's row 0 is the main ladder's last row, whose runs it reads: its config is that row's
-    configs = {r.slug: {"model": r.config.to_dict(), "train": (r.train or p.train).to_dict()}
-               for r in rows + loo + beyond[1:]}
-    configs |= {r.slug: {"model": r.config.to_dict(), "train": train.to_dict()} for at, train in others for r in at}
+    configs = {r.slug: RowConfig(r.config, r.train or p.train) for r in rows + loo + beyond[1:]}
+    configs |= {r.slug: RowConfig(r.config, train) for at, train in others for r in at}
     perturbed = dataclasses.replace(p.train, init_perturbation=p.ablation.rerun_perturbation)
     rerun = [r for r in rows if r.slug in p.ablation.rerun]
-    configs |= {RERUN.slug(row=r.slug): {"model": r.config.to_dict(), "train": perturbed.to_dict()} for r in rerun}
+    configs |= {RERUN.slug(row=r.slug): RowConfig(r.config, perturbed) for r in rerun}
 
     grid, grid_configs = learning_rate_grid(p, [r for r in rows + beyond[1:] if r.slug in p.sweep.rows])
     configs |= grid_configs

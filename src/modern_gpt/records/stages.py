@@ -1,46 +1,23 @@
-"""The records that cross a stage boundary besides a run's own (records/run.py): the plan and a served row.
+"""The records that cross a stage boundary that no run reads (a run's own: records/run.py and records/inputs.py):
+the plan, a served row and the generated corpus's floor.
 
 `Plan` is configs/plan.json (the plan stage writes it, the report reads it); `ServeRecord` is data/serve/<row>.json
-(the serve stage writes it, the report reads it). Each has one way out (`to_dict`, what the file holds) and one
-way in (`from_dict`, a one-line DataError for a file of another version). No run imports this file, so changing
-it retrains nothing.
+(the serve stage writes it, the report reads it); `Floor` is data/generated/floor.json (the generate stage writes
+it, the report reads it). Each has one way out (`to_dict`, what the file holds) and one way in (`from_dict`,
+records.typed.build: a one-line DataError for a file of another version). No run imports this file, so changing it
+retrains nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import Enum, StrEnum
-from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+from enum import StrEnum
+from typing import Any
 
 from ..config.sections import ServeConfig
-from ..core.errors import ConfigError, DataError
-
-T = TypeVar("T")
-
-
-def _build(cls: type[T], d: Any, where: str) -> T:
-    """cls from a dict holding exactly its fields; nested records, and tuples of them, built alike."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    if not isinstance(d, dict) or set(d) != set(names):
-        got = sorted(d) if isinstance(d, dict) else type(d).__name__
-        raise DataError(f"{where}: not a {cls.__name__} of this version (keys {got}); rerun it: dvc repro")
-    hints = get_type_hints(cls)
-    return cls(**{name: _value(hints[name], d[name], f"{where}.{name}") for name in names})
-
-
-def _value(hint: Any, value: Any, where: str) -> Any:
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return _build(hint, value, where)
-    if isinstance(hint, type) and issubclass(hint, Enum):
-        if value not in {m.value for m in hint}:
-            raise DataError(f"{where}={value!r}: not one of {', '.join(m.value for m in hint)}; rerun it: dvc repro")
-        return hint(value)
-    if get_origin(hint) is tuple:
-        item = get_args(hint)[0]
-        return tuple(_value(item, v, f"{where}[{i}]") for i, v in enumerate(value))
-    return value
-
+from ..core.errors import DataError
+from .typed import build
 
 # ----------------------------------------------------------------------------------------------- the plan
 
@@ -122,13 +99,30 @@ class Plan:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "configs/plan.json") -> "Plan":
-        plan = _build(cls, d, where)
+        plan = build(cls, d, where)
         if not plan.ladders or plan.ladders[0].name != LadderName.MAIN:
             raise DataError(f"{where}: its first ladder must be the main one; rerun it: dvc repro plan")
         return plan
 
     def ladder(self, name: LadderName) -> LadderPlan | None:
         return next((x for x in self.ladders if x.name == name), None)
+
+
+# ----------------------------------------------------------------------------------------------- the floor
+
+@dataclass(frozen=True)
+class Floor:
+    """The entropy of the process that generated the bundled corpus: the lowest loss any model can reach on it."""
+    nats_per_char: float          # estimated on `sentences` sentences drawn apart from the corpus's
+    se: float                     # its standard error
+    sentences: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "floor.json") -> "Floor":
+        return build(cls, d, where)
 
 
 # ----------------------------------------------------------------------------------------------- a served row
@@ -164,7 +158,4 @@ class ServeRecord:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "serve record") -> "ServeRecord":
-        try:
-            return _build(cls, d, where)
-        except ConfigError as e:                        # a setting out of range: another version's file
-            raise DataError(f"{where}: {e}; rerun it: dvc repro") from None
+        return build(cls, d, where)

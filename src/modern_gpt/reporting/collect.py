@@ -7,7 +7,8 @@ import math
 from typing import Any, Callable
 
 from ..records.run import RunRecord
-from ..records.stages import Grid, LadderPlan, Plan, ServeRecord
+from ..records.inputs import CorpusMeta
+from ..records.stages import Floor, Grid, LadderPlan, Plan, ServeRecord
 from .provenance import provenance
 from .results import Ladder, Rerun, Results, RowResult, ladder_results, row_result
 from .settings import Settings, report_settings
@@ -17,12 +18,13 @@ Records = Callable[[str, list[int]], list[RunRecord]]     # (row slug, seeds) â†
 Served = Callable[[str], ServeRecord]                      # a row's slug â†’ its serve record
 
 
-def collect(plan: Plan, meta: dict, floor: dict | None, section: Any, records: Records, served: Served) -> Results:
+def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, records: Records, served: Served
+            ) -> Results:
     """plan: configs/plan.json; meta: data/tokenized/meta.json; floor: the generated corpus's floor.json (None for
     another corpus); section: params.yaml's report section."""
-    s = report_settings(section, train_chars_per_token=meta["train"]["chars"] / meta["train"]["tokens"],
-                        val_chars_per_token=meta["val"]["chars"] / meta["val"]["tokens"],
-                        floor=floor["nats_per_char"] if floor else None)
+    s = report_settings(section, train_chars_per_token=meta.train.chars / meta.train.tokens,
+                        val_chars_per_token=meta.val.chars / meta.val.tokens,
+                        floor=floor.nats_per_char if floor else None)
     seeds = list(plan.seeds)
     rule = dict(confidence=s.confidence, param_tolerance=s.param_tolerance, band=s.borderline)
     judged = [ladder_results([(r.slug, r.label, records(r.slug, seeds)) for r in lp.rows], **rule)
@@ -48,11 +50,11 @@ def collect(plan: Plan, meta: dict, floor: dict | None, section: Any, records: R
                       s, extras if i == 0 else [])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
-                   uniform=math.log(meta["vocab_size"]), sizes=plan.scale)
+                   uniform=math.log(meta.vocab_size), sizes=plan.scale)
 
 
 def ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], grid: list[SweepRow], served: Served,
-           meta: dict, floor: dict | None, plan: Plan, s: Settings, extras: list[RowResult]) -> Ladder:
+           meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings, extras: list[RowResult]) -> Ladder:
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
     its grid's cells off train.lr), its grid rows (`sweep`; pairs at the best rates are read from the whole
     `grid`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows are

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ..records.inputs import CorpusMeta
+from ..records.stages import Floor
 from .results import RowResult
 
 
@@ -89,7 +91,7 @@ def machine_line(rows: list[RowResult]) -> str:
             "verdicts, not the last digits, and treat borderline rows as open.")
 
 
-def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_params: bool = False,
+def provenance(meta: CorpusMeta, rows: list[RowResult], floor: Floor | None, match_params: bool = False,
                hf_classes: list[tuple[str, str | None]] = (), others: list[RowResult] = ()) -> dict[str, str]:
     """One line per fact: corpus, split, tokenizer, shape, seeds, training, evaluation, code, machine. Every
     fact comes from the stages' outputs (the run records for the machine), so the report stage measures nothing;
@@ -98,17 +100,17 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_para
     m, t = first.model, first.train
     runs = [run for r in rows for run in r.runs]
     tokens = t.iters * t.batch_size * m.block_size
-    c = meta["corpus"]
+    c = meta.corpus
     info = {
-        "corpus": f"`{c['path']}`: {c['chars']:,} characters, {c['bytes']:,} bytes, md5 `{c['md5']}`",
-        "split": f"contiguous; the last {meta['val_fraction']:.0%} validates ({meta['val']['chars']:,} characters, "
-                 f"{meta['val']['tokens']:,} tokens; train {meta['train']['tokens']:,} tokens)",
-        "tokenizer": f"{meta['tokenizer']}, vocabulary {meta['vocab_size']:,}",
+        "corpus": f"`{c.path}`: {c.chars:,} characters, {c.bytes:,} bytes, md5 `{c.md5}`",
+        "split": f"contiguous; the last {meta.val_fraction:.0%} validates ({meta.val.chars:,} characters, "
+                 f"{meta.val.tokens:,} tokens; train {meta.train.tokens:,} tokens)",
+        "tokenizer": f"{meta.tokenizer}, vocabulary {meta.vocab_size:,}",
         "model shape": f"{m.n_layer} layers, {m.n_head} heads, {m.n_embd} wide, context {m.block_size}, "
                        f"dropout {m.dropout}",
         "seeds": ", ".join(str(run.seed) for run in rows[0].runs),
         "training": f"{t.iters:,} steps × {t.batch_size} sequences × {m.block_size} tokens = {tokens:,} "
-                    f"tokens per run ({tokens / meta['train']['tokens']:.2f} passes over the train split); "
+                    f"tokens per run ({tokens / meta.train.tokens:.2f} passes over the train split); "
                     f"lr {t.lr:g} → {t.min_lr:g} (warm-up {t.warmup_iters}, cosine), weight decay "
                     f"{t.weight_decay:g}, clip {t.grad_clip:g}",
         "optimizer": optimizer_line(rows),
@@ -124,7 +126,7 @@ def provenance(meta: dict, rows: list[RowResult], floor: dict | None, match_para
         info["parameter matching"] = "on: MLP hidden sizes " + ", ".join(
             f"{r.label} {r.runs[0].model.mlp_hidden or 'default'}" for r in rows)
     if floor is not None:
-        info["floor"] = (f"{floor['nats_per_char']:.4f} ± {floor['se']:.4f} nats per character "
-                         f"({floor['nats_per_char'] / math.log(2):.3f} bpc): the entropy of the process that "
+        info["floor"] = (f"{floor.nats_per_char:.4f} ± {floor.se:.4f} nats per character "
+                         f"({floor.nats_per_char / math.log(2):.3f} bpc): the entropy of the process that "
                          "generated the corpus, the lowest loss any model can reach")
     return info
