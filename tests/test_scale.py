@@ -36,7 +36,7 @@ def with_sizes(sizes: dict, **scale) -> dict:
 
 def test_each_size_trains_the_main_ladder_on_the_same_seeds_and_the_default_size_is_the_main_tables():
     p = parse(with_sizes({"xs": XS, "l": L}))
-    found = p.sizes(vocab_size=50)
+    found = p.size_ladders(vocab_size=50)
     assert [s.size.name for s in found] == ["xs", None, "l"]                        # smallest N first
     assert [r.slug for r in found[1].rows] == [r.slug for r in p.rows(50)]          # model:'s: the main runs
     assert [r.slug for r in found[0].rows] == [f"scale_xs_{r.slug}" for r in p.rows(50)]
@@ -47,12 +47,12 @@ def test_each_size_trains_the_main_ladder_on_the_same_seeds_and_the_default_size
     assert xs.rows[-1].config.pos == "rope" and xs.rows[0].config.pos == "learned"  # the flags stay the ladder's
     assert [s.size.non_embedding for s in found] == [50_976, 787_840, 1_461_360]    # the issue's 0.05/0.79/1.46 M
     assert {s.train for s in found} == {p.train}                                    # budget steps: the same recipe
-    assert parse(read_yaml(ROOT / "params.yaml")).sizes(50) == []                   # off by default
+    assert parse(read_yaml(ROOT / "params.yaml")).size_ladders(50) == []                   # off by default
 
 
 def test_tokens_per_parameter_scales_steps_warmup_and_evaluation_and_refuses_too_few_steps():
     p = parse(with_sizes({"l": L}, budget="tokens_per_param"))
-    default, large = p.sizes(50)
+    default, large = p.size_ladders(50)
     ratio = large.size.non_embedding / default.size.non_embedding
     assert large.train.iters == round(500 * ratio) == 927
     assert (large.train.warmup_iters, large.train.eval_interval) == (round(50 * ratio), round(100 * ratio))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Mapping, TypeVar
 
 from ..core.errors import ConfigError
@@ -216,7 +216,23 @@ class BeyondConfig:
 
 
 SCALE_BUDGETS = ("steps", "tokens_per_param")
-SIZE_SHAPE = ("n_layer", "n_embd", "n_head", "n_kv_head", "head_dim")     # a size's keys: the first three required
+
+
+@dataclass(frozen=True)
+class SizeShape:
+    """One entry of scale.sizes: the shape every ladder row takes at that size (pipeline/scale.py)."""
+    n_layer: int
+    n_embd: int
+    n_head: int
+    n_kv_head: int | None = None  # the GQA row's K/V heads; None: model:'s n_kv_head
+    head_dim: int | None = None   # None: n_embd / n_head
+
+    def given(self) -> dict[str, int]:
+        """The fields the size gives, as model: keys (a None one is model:'s, or follows the shape)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+SIZE_SHAPE = tuple(f.name for f in fields(SizeShape))     # a size's keys: the first three required
 
 
 @dataclass(frozen=True)
@@ -227,7 +243,7 @@ class ScaleConfig:
     size trains: `steps`, the same at every size; `tokens_per_param`, the default size's training tokens per
     non-embedding parameter at every size (steps, warm-up and evaluation interval scaled alike), a size that
     would train fewer than `min_iters` steps refused. Checked against the ladder's rows in pipeline/scale.py."""
-    sizes: dict = field(default_factory=dict)     # name → shape; {} is off
+    sizes: dict[str, SizeShape] = field(default_factory=dict)     # name → shape, in params.yaml's order; {} off
     budget: str = "steps"
     min_iters: int = 100
 
@@ -238,6 +254,8 @@ class ScaleConfig:
             if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9]+", name):
                 raise ConfigError(f"sizes.{name}: a size's name must be lowercase letters and digits, without '_' "
                                   "(stage names say it: scale@<size>-<row>-<seed>)")
+            if isinstance(shape, SizeShape):
+                continue
             if not isinstance(shape, Mapping):
                 raise ConfigError(f"sizes.{name}: must be a mapping of {', '.join(SIZE_SHAPE[:3])} (and optionally "
                                   f"{', '.join(SIZE_SHAPE[3:])}), got {shape!r}")
@@ -245,6 +263,8 @@ class ScaleConfig:
             for key, value in shape.items():
                 if not (key == "head_dim" and value is None):
                     _integer(f"sizes.{name}.{key}", value, 1)
+        object.__setattr__(self, "sizes", {name: shape if isinstance(shape, SizeShape) else SizeShape(**shape)
+                                           for name, shape in self.sizes.items()})
         check_choice("budget", self.budget, SCALE_BUDGETS)
         _integer("min_iters", self.min_iters, 1)
 

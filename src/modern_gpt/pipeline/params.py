@@ -18,7 +18,7 @@ from ..core import params as params_file
 from ..core.errors import ConfigError
 from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out
-from .scale import Sized, sizes
+from .scale import SizeLadder, size_ladders
 
 # the ladder's sections (parse); the other stages' sections are checked by their classes alone (check_all)
 SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale")
@@ -58,9 +58,9 @@ class Params:
         """The second ladder's rows (beyond:), row 0 the main ladder's last; [] when it is off."""
         return beyond(self.rows(vocab_size)[-1], self.train, self.beyond)
 
-    def sizes(self, vocab_size: int) -> list[Sized]:
+    def size_ladders(self, vocab_size: int) -> list[SizeLadder]:
         """The main ladder at every size of scale: (pipeline/scale.py), smallest first; [] when it is off."""
-        return sizes(self.scale, self.model, self.train,
+        return size_ladders(self.scale, self.model, self.train,
                      lambda model: dataclasses.replace(self, model=model).rows(vocab_size))
 
 
@@ -117,7 +117,7 @@ def parse(raw: Any) -> Params:
             except ConfigError as e:
                 raise ConfigError(f"beyond.model.{e}") from None
         beyond(full, train, dataclasses.replace(params.beyond, ladder=list(params.beyond.train), model={}))
-    params.sizes(vocab_size=1)                                  # every size against every row, now
+    params.size_ladders(vocab_size=1)                                  # every size against every row, now
     check_launch(params.launch, train.batch_size)
     beyond_slugs = [BEYOND.slug(flag=flag) for flag in params.beyond.ladder]
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds))

@@ -40,9 +40,9 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     rows = p.rows(meta.vocab_size)
     loo = p.leave_one_out(meta.vocab_size)
     beyond = p.beyond_rows(meta.vocab_size)
-    sizes = p.sizes(meta.vocab_size)
+    at_sizes = p.size_ladders(meta.vocab_size)
     check_split_sizes(meta.train.tokens, meta.val.tokens, block_size=rows[0].config.block_size)
-    listed = [s for s in sizes if s.size.name is not None]          # the default size's rows are `rows`
+    listed = [s for s in at_sizes if s.size.name is not None]          # the default size's rows are `rows`
     others = [(s.rows, s.train) for s in listed]
     if p.ablation.match_params:
         target = non_embedding(rows[0].config)
@@ -74,5 +74,5 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         leave_one_out=tuple(entry(r) for r in loo),
         rerun=tuple(entry(r, slug=RERUN.slug(row=r.slug), of=r.slug) for r in rerun),
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
-        sweep=Grid(p.train.lr, tuple(grid), tuple(p.sweep.seeds)), scale=tuple(s.size for s in sizes),
+        sweep=Grid(p.train.lr, tuple(grid), tuple(p.sweep.seeds)), scale=tuple(s.size for s in at_sizes),
     )

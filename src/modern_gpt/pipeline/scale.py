@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import ScaleConfig
+from ..config.sections import ScaleConfig, SizeShape
 from ..core.errors import ConfigError
 from ..records.stages import Size
 from .families import SCALE
@@ -22,7 +22,8 @@ from .ladder import Row
 
 
 @dataclass(frozen=True)
-class Sized:
+class SizeLadder:
+    """The main ladder at one size: the size's record for the plan, its rows and its recipe."""
     size: Size
     rows: list[Row]              # the main ladder at this size (a listed size's slugs: the scale family's)
     train: TrainConfig           # the recipe at this size (scale.budget)
@@ -42,25 +43,25 @@ def _divisors(n: int) -> str:
     return ", ".join(str(k) for k in range(1, n + 1) if n % k == 0)
 
 
-def _check_shape(name: str, shape: dict, model: ModelConfig, rope: bool) -> None:
+def _check_shape(name: str, shape: SizeShape, model: ModelConfig, rope: bool) -> None:
     """The rules a shape must meet in every row, each refused in one line naming scale.sizes.<name>.<field>."""
     where = f"scale.sizes.{name}"
-    n_embd, n_head, head_dim = shape["n_embd"], shape["n_head"], shape.get("head_dim")
+    n_embd, n_head, head_dim = shape.n_embd, shape.n_head, shape.head_dim
     if head_dim is None and n_embd % n_head:
         raise ConfigError(f"{where}.n_head={n_head}: must split n_embd={n_embd} into whole heads (allowed: "
                           f"{_divisors(n_embd)}), or give {where}.head_dim")
     size = head_dim or n_embd // n_head
     if rope and size % 2:
         key = "head_dim" if head_dim is not None else "n_head"
-        raise ConfigError(f"{where}.{key}={shape[key]}: gives heads of {size} dimensions; RoPE rotates pairs of "
+        raise ConfigError(f"{where}.{key}={getattr(shape, key)}: gives heads of {size} dimensions; RoPE rotates pairs of "
                           "dimensions, so the head size must be even")
-    if model.attn_window and model.global_every > shape["n_layer"]:
-        raise ConfigError(f"{where}.n_layer={shape['n_layer']}: fewer layers than model.global_every="
+    if model.attn_window and model.global_every > shape.n_layer:
+        raise ConfigError(f"{where}.n_layer={shape.n_layer}: fewer layers than model.global_every="
                           f"{model.global_every} (every {model.global_every}th layer sees the whole context beside the "
                           f"window); allowed: {model.global_every} or more")
-    kv = shape.get("n_kv_head", model.n_kv_head)
+    kv = model.n_kv_head if shape.n_kv_head is None else shape.n_kv_head
     if n_head % kv:
-        if "n_kv_head" in shape:
+        if shape.n_kv_head is not None:
             raise ConfigError(f"{where}.n_kv_head={kv}: must divide n_head={n_head} into equal groups (allowed: "
                               f"{_divisors(n_head)})")
         raise ConfigError(f"{where}.n_head={n_head}: model.n_kv_head={kv} K/V heads must divide it into equal "
@@ -71,7 +72,8 @@ def _shape(cfg: ModelConfig) -> tuple[int, ...]:
     return cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_kv_head, cfg.head_dim
 
 
-def sizes(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: Callable[[dict], list[Row]]) -> list[Sized]:
+def size_ladders(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: Callable[[dict], list[Row]]
+                 ) -> list[SizeLadder]:
     """Every size of `spec`, smallest N first, the default (model:'s shape, its rows the main table's) among them;
     [] when scale.sizes is empty. `model` and `recipe` are params.yaml's model: and train:, `rows_at(model)` the
     main ladder's rows on such a model: section (Params.sizes passes its own ladder)."""
@@ -82,13 +84,13 @@ def sizes(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: Callable
     n0 = non_embedding(full)
     rope = any(r.config.pos == "rope" for r in rows)
     batch_tokens = recipe.batch_size * full.block_size
-    found = [Sized(Size(None, *_shape(full), n0, recipe.iters, recipe.iters * batch_tokens), rows, recipe)]
+    found = [SizeLadder(Size(None, *_shape(full), n0, recipe.iters, recipe.iters * batch_tokens), rows, recipe)]
     for name, shape in spec.sizes.items():
         where = f"scale.sizes.{name}"
         _check_shape(name, shape, full, rope)
         try:
             sized = [dataclasses.replace(r, slug=SCALE.slug(size=name, row=r.slug))
-                     for r in rows_at({**model, "head_dim": None, **shape})]
+                     for r in rows_at({**model, "head_dim": None, **shape.given()})]
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
         config = sized[-1].config
@@ -108,5 +110,5 @@ def sizes(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: Callable
                     f"scale.min_iters={spec.min_iters}; list a larger size, or use scale.budget: steps")
             train = dataclasses.replace(recipe, iters=iters, warmup_iters=round(recipe.warmup_iters * f),
                                         eval_interval=max(1, round(recipe.eval_interval * f)))
-        found.append(Sized(Size(name, *_shape(config), n, train.iters, train.iters * batch_tokens), sized, train))
+        found.append(SizeLadder(Size(name, *_shape(config), n, train.iters, train.iters * batch_tokens), sized, train))
     return sorted(found, key=lambda s: s.size.non_embedding)
