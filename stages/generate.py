@@ -12,7 +12,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.core import params
+from modern_gpt.config import params
 from modern_gpt.core.files import write_bytes, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.sanskrit import entropy_per_char, generate

@@ -15,14 +15,15 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.core import params
+from modern_gpt.config import params
+from modern_gpt.config.sections import OPTIONAL, SECTIONS
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.pipeline.params import check_all
 from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusMeta
 
-PARAMS = params.SECTIONS           # every section (dvc.yaml: all of params.yaml), each checked before any run
+PARAMS = SECTIONS                  # every section (dvc.yaml: all of params.yaml), each checked before any run
 
 
 def main() -> None:
@@ -30,7 +31,7 @@ def main() -> None:
     ap.add_argument("--meta", default="data/tokenized/meta.json")
     ap.add_argument("--out", default="configs")
     args = ap.parse_args()
-    p = check_all(params.load(PARAMS, optional=params.OPTIONAL))     # an unknown section is refused there, by name
+    p = check_all(params.load(PARAMS, optional=OPTIONAL))     # an unknown section is refused there, by name
     configs, planned = plan(p, CorpusMeta.from_dict(read_json(args.meta), args.meta))
     out = Path(args.out)
     for stale in out.glob("*.json"):             # configs of rows the params no longer have

@@ -16,7 +16,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.core import params
+from modern_gpt.config import params
 from modern_gpt.core.files import read_json
 from modern_gpt.records.run import RunRecord
 from modern_gpt.core.stage import stage_main

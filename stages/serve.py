@@ -14,7 +14,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 import argparse
 
 from modern_gpt.config.sections import ServeConfig, section
-from modern_gpt.core import params
+from modern_gpt.config import params
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.tokenizers import load_tokenizer

@@ -16,7 +16,7 @@ import torch
 import e2e
 
 from modern_gpt.config import ModelConfig
-from modern_gpt.core.params import project_params
+from modern_gpt.config.params import project_params
 from modern_gpt.pipeline.params import parse
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import modern_gpt.training.loop as loop
 from modern_gpt.cli import main
-from modern_gpt.core.params import project_params
+from modern_gpt.config.params import project_params
 from modern_gpt.reporting.results import row_result
 from modern_gpt.reporting.stats import compare, verdict_text
 from modern_gpt.reporting.table import quick_line as format_row

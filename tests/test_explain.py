@@ -13,7 +13,7 @@ import yaml
 
 from modern_gpt.cli import explain as cli
 from modern_gpt.core.errors import ConfigError, DataError
-from modern_gpt.core.params import read_yaml
+from modern_gpt.config.params import read_yaml
 from modern_gpt.hf.arch import normalise
 from modern_gpt.hf.config_json import read_config
 from modern_gpt.hf.counts import active_params, kv_caches, param_counts, weight_bytes
@@ -254,7 +254,7 @@ def test_write_keeps_other_sections(tmp_path, capsys):
 
 
 def test_write_keeps_the_files_comments_and_the_ladder_still_resolves(tmp_path):
-    from modern_gpt.pipeline.params import load
+    from modern_gpt.pipeline.params import read_params
     params = tmp_path / "params.yaml"
     params.write_text((Path(__file__).parents[1] / "params.yaml").read_text())
     comments = [line for line in params.read_text().splitlines() if line.lstrip().startswith("#")]
@@ -262,7 +262,7 @@ def test_write_keeps_the_files_comments_and_the_ladder_still_resolves(tmp_path):
     text = params.read_text()
     assert all(c in text for c in comments)                           # every whole-line comment survives
     assert "# the Step 1 values of the same flags" in text             # and the comments after values
-    p = load(params)
+    p = read_params(params)
     assert p.model["qk_norm"] is True and [r.label for r in p.rows(48)][-1] == "+ QK-norm"
     assert p.model["tie_embeddings"] is False and p.model["logit_softcap"] == 0.0
 

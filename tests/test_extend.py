@@ -15,7 +15,7 @@ import yaml
 
 from conftest import toy_text
 from modern_gpt.config import choices
-from modern_gpt.core.params import read_yaml
+from modern_gpt.config.params import read_yaml
 from modern_gpt.nn import model
 from modern_gpt.pipeline import labels
 

@@ -9,11 +9,11 @@ import torch
 
 from modern_gpt.cli import main
 from modern_gpt.core.errors import ConfigError, DataError
-from modern_gpt.core.params import project_params
+from modern_gpt.config.params import project_params
 from modern_gpt.records.stages import ServeRecord
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
-from modern_gpt.pipeline.params import load
+from modern_gpt.pipeline.params import read_params
 from modern_gpt.reporting.cells import fence
 from modern_gpt.reporting.pages import build
 from modern_gpt.reporting.results import Ladder, Results
@@ -23,7 +23,7 @@ from modern_gpt.serving.generate import generate, serve_row, timings
 from test_report import ladder
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = load(ROOT / "params.yaml").rows(vocab_size=19)
+ROWS = read_params(ROOT / "params.yaml").rows(vocab_size=19)
 FULL = dataclasses.replace(ROWS[-1].config, block_size=32, n_layer=2, n_embd=32)
 SERVE = project_params()["serve"]                 # params.yaml's serve: section, the one definition of its values
 

@@ -11,10 +11,10 @@ from modern_gpt.nn import GPT
 from modern_gpt.nn.model import KVCache, apply_rope
 from modern_gpt.serving.generate import generate
 from modern_gpt.serving.kv_cache import kv_cache
-from modern_gpt.pipeline.params import load
+from modern_gpt.pipeline.params import read_params
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = load(ROOT / "params.yaml").rows(vocab_size=23)
+ROWS = read_params(ROOT / "params.yaml").rows(vocab_size=23)
 CASES = [(r.label, dataclasses.replace(r.config, block_size=24, norm_placement=placement))
          for r in ROWS for placement in ("pre", "post")]
 CASES.append(("NoPE", dataclasses.replace(ROWS[-1].config, block_size=24, pos="none")))

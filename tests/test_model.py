@@ -13,7 +13,7 @@ from conftest import tiny_rows
 from modern_gpt.config import ModelConfig
 from modern_gpt.config.choices import MLP_HIDDEN
 from modern_gpt.core.errors import ConfigError
-from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, RotaryPositions, SwiGLU, apply_rope, match_mlp, rope_cache
+from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, RotaryPositions, apply_rope, match_mlp, rope_cache
 
 
 def test_rmsnorm_matches_its_formula():

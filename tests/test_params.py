@@ -10,14 +10,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modern_gpt.core import params as params_file
+from modern_gpt.config import params as params_file
 from modern_gpt.core.errors import ConfigError, DataError
-from modern_gpt.core.params import read_yaml
+from modern_gpt.config.params import read_yaml
 from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
 from modern_gpt.records.stages import Floor, LadderName, Plan
-from modern_gpt.config.sections import DataConfig, GenerateConfig, ReportConfig, TokenizerConfig, section
-from modern_gpt.pipeline.params import check_all, load, parse
+from modern_gpt.config.sections import (OPTIONAL, SECTIONS, DataConfig, GenerateConfig, ReportConfig,
+                                        TokenizerConfig, section)
+from modern_gpt.pipeline.params import check_all, parse, read_params
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import BAND
 
@@ -30,7 +31,7 @@ def default() -> dict:
 
 
 def test_the_committed_params_resolve_to_the_seven_row_ladder():
-    p = load(ROOT / "params.yaml")
+    p = read_params(ROOT / "params.yaml")
     rows = p.rows(vocab_size=50)
     assert [r.label for r in rows] == SEVEN_ROWS
     assert rows[0].config.n_kv_head == rows[0].config.n_head          # empty baseline n_kv_head: multi-head
@@ -206,7 +207,7 @@ def test_the_plan_refuses_a_params_yaml_without_its_serve_section_in_one_line():
     """serve: has no defaults in code: params.yaml is the one definition of the sampling settings."""
     raw = default()
     del raw["serve"]                                    # read as stages/plan.py reads it
-    one_line(lambda: check_all(params_file.sections(raw, params_file.SECTIONS, params_file.OPTIONAL)),
+    one_line(lambda: check_all(params_file.sections(raw, SECTIONS, OPTIONAL)),
              "params: section 'serve' is missing")
 
 
@@ -269,14 +270,14 @@ def test_an_unknown_section_anywhere_in_the_file_is_refused(tmp_path, where):
     raw = {"modle": {"n_layer": 2}, **raw} if where == "first" else {**raw, "modle": {"n_layer": 2}}
     path = write(tmp_path, raw)
     one_line(lambda: params_file.load(("report",), path, optional=("report",)), "params.modle: unknown section")
-    one_line(lambda: load(path), "params.modle: unknown section")
+    one_line(lambda: read_params(path), "params.modle: unknown section")
 
 
 def test_unreadable_yaml_is_one_line(tmp_path):
     bad = tmp_path / "params.yaml"
     bad.write_text("model: [unclosed\n")
     with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML \(line 2\)"):
-        load(bad)
+        read_params(bad)
     with pytest.raises(ConfigError, match=r"params.yaml: not valid YAML \(line 2\)"):
         params_file.load(("report",), bad, optional=("report",))
 

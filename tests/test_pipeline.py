@@ -21,7 +21,7 @@ import psutil
 import pytest
 import yaml
 
-from modern_gpt.core.params import read_yaml
+from modern_gpt.config.params import read_yaml
 from modern_gpt.records.stages import Plan
 from modern_gpt.reporting.table import TABLE as COLUMNS
 
@@ -379,7 +379,7 @@ EDITS = [
     ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
     ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
     ("records/run.py", {"plan"} | RUNS | SERVE | REPORT),             # runs write records; the corpus stages no
-    ("core/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
+    ("config/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
     ("hf/arch.py", set()),                                           # the bridge, a tool: no stage imports it
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model

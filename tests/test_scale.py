@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from modern_gpt.core.errors import ConfigError
-from modern_gpt.core.params import read_yaml
+from modern_gpt.config.params import read_yaml
 from modern_gpt.records.stages import Size
 from modern_gpt.pipeline.params import parse
 from modern_gpt.reporting import wording as W

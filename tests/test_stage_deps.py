@@ -1,6 +1,6 @@
 """Each stage depends on what it uses, at the granularity of folders: every module its script imports lies
 under a declared dep, every declared code folder is one it imports from, and the params sections its
-script reads (PARAMS, the only sections core.params.load hands it) are the ones dvc.yaml lists.
+script reads (PARAMS, the only sections config.params.load hands it) are the ones dvc.yaml lists.
 
 That the files a stage reads lie under its declared deps is checked on a real pipeline, in test_pipeline.py.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modern_gpt.core.params import SECTIONS
+from modern_gpt.config.sections import SECTIONS
 from modern_gpt.pipeline.families import TRAINING
 
 ROOT = Path(__file__).resolve().parents[1]

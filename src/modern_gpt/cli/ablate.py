@@ -16,7 +16,7 @@ from ..config import TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
 from ..config.sections import GenerateConfig, section
 from ..core.errors import ConfigError
-from ..core.params import project_params, sections
+from ..config.params import project_params, sections
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import Row

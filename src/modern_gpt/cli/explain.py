@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from ..core.errors import ConfigError, DataError
 from ..core.files import write_bytes
-from ..core.params import read_yaml
+from ..config.params import read_yaml
 from ..hf.config_json import read_config
 from ..hf.explain import explain
 from ..hf.import_config import model_section

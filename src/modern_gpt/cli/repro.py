@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..config import TrainConfig
 from ..config.sections import LaunchConfig
-from ..core import params as params_file
+from ..config import params as params_file
 from ..core.slots import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
 from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile

@@ -12,7 +12,7 @@ import torch
 from ..config.sections import ServeConfig, section
 from ..core.errors import ConfigError, DataError
 from ..core.files import read_json
-from ..core.params import project_params, sections
+from ..config.params import project_params, sections
 from ..corpus.tokenizers import load_tokenizer
 from ..nn.checkpoint import load_run
 from ..serving.generate import generate

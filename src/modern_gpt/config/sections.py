@@ -302,12 +302,16 @@ class LaunchConfig:
         return int(found.group(1)) if found else None
 
 
-# params.yaml's sections → the frozen dataclass each is read into. `baseline` holds overrides of the model's
-# fields, checked as a ModelConfig once merged with `model`; `seeds` is a plain list of integers
-# (validate.seed_list), the one section without a class.
-CLASSES: dict[str, type] = {
+# Every section params.yaml may have, in its order (a typo such as `modle:` is an error, not an ignored section), with
+# the frozen dataclass each is read into: `baseline` holds overrides of the model's fields, checked as a ModelConfig
+# once merged with `model`; `seeds` (None) is a plain list of integers (validate.seed_list), the one section without
+# a class. OPTIONAL ones may be left out (their settings' defaults, or off). Each stage names the ones it reads (its
+# PARAMS, config/params.py gives it only those); the plan reads all.
+CLASSES: dict[str, type | None] = {
     "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
-    "baseline": ModelConfig, "ladder": LadderConfig, "train": TrainConfig, "launch": LaunchConfig,
-    "ablation": AblationConfig, "sweep": SweepConfig, "serve": ServeConfig, "report": ReportConfig,
-    "beyond": BeyondConfig, "scale": ScaleConfig,
+    "baseline": ModelConfig, "ladder": LadderConfig, "seeds": None, "train": TrainConfig, "launch": LaunchConfig,
+    "ablation": AblationConfig, "sweep": SweepConfig, "beyond": BeyondConfig, "scale": ScaleConfig,
+    "serve": ServeConfig, "report": ReportConfig,
 }
+SECTIONS = tuple(CLASSES)
+OPTIONAL = ("launch", "ablation", "sweep", "beyond", "scale", "report")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import ModelConfig
-from ..core.params import project_params, sections
+from ..config.params import project_params, sections
 from .arch import Arch, normalise
 from .layers import window_flags
 

@@ -11,18 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..config.sections import (CLASSES, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, ScaleConfig,
+from ..config.sections import (CLASSES, OPTIONAL, SECTIONS, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, ScaleConfig,
                                SweepConfig, section)
 from ..config.validate import check_keys, seed_list
-from ..core import params as params_file
+from ..config import params as params_file
 from ..core.errors import ConfigError
 from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out
 from .scale import SizeLadder, size_ladders
 
-# the ladder's sections (parse); the other stages' sections are checked by their classes alone (check_all)
-SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale")
-STAGE_SECTIONS = tuple(s for s in params_file.SECTIONS if s not in SECTIONS)
+# the ladder's sections, checked together (parse); the other stages' sections are checked by their classes alone
+# (check_all)
+LADDER_SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale")
+STAGE_SECTIONS = tuple(s for s in SECTIONS if s not in LADDER_SECTIONS)
 MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 
 
@@ -72,7 +73,7 @@ def _mapping(raw: dict, name: str) -> dict:
 
 
 def parse(raw: Any) -> Params:
-    s = params_file.sections(raw, SECTIONS, optional=params_file.OPTIONAL)
+    s = params_file.sections(raw, LADDER_SECTIONS, optional=OPTIONAL)
     model = _mapping(s, "model")
     check_keys(model, "model", MODEL_KEYS)
     ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
@@ -147,16 +148,17 @@ def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
 
 
 def check_all(raw: dict) -> Params:
-    """Every section of params.yaml (core.params.load's mapping, unknown sections already refused), checked
+    """Every section of params.yaml (config.params.load's mapping, unknown sections already refused), checked
     before anything trains: the other stages' sections each by its class, then the ladder's, then what ties
     them (serve.run_seed must be one of seeds)."""
     checked = {name: section(CLASSES[name], raw.get(name), name) for name in STAGE_SECTIONS}
-    p = parse({k: raw[k] for k in SECTIONS if raw.get(k) is not None or k not in params_file.OPTIONAL})
+    p = parse({k: raw[k] for k in LADDER_SECTIONS if raw.get(k) is not None or k not in OPTIONAL})
     serve = checked["serve"]
     if serve.run_seed not in p.seeds:
         raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
     return p
 
 
-def load(path: str | Path = "params.yaml") -> Params:
+def read_params(path: str | Path = "params.yaml") -> Params:
+    """The ladder's sections of a params.yaml file, parsed and checked (Params)."""
     return parse(params_file.read_yaml(path))

@@ -96,7 +96,7 @@ def row_diff(key: tuple[str, str], base: dict[int, RunLine], here: dict[int, Run
              confidence: float, band: float) -> RowDiff:
     seeds = tuple(sorted(set(base) & set(here)))
     a, b = [base[s].val_loss for s in seeds], [here[s].val_loss for s in seeds]
-    first_a, first_b = base[seeds[0]], here[seeds[0]]
+    first_b = here[seeds[0]]
     changed = ({(x.config_md5, x.code_md5) for x in base.values()}
                != {(x.config_md5, x.code_md5) for x in here.values()})
     vs = compare(b, a, confidence=confidence, band=band) if paired else None

@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any
 
 from ...config import TrainConfig
-from ...core.params import project_params
+from ...config.params import project_params
 from ...pipeline.ladder import Row
 from ...pipeline.params import parse
 

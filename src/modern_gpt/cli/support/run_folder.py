@@ -28,9 +28,9 @@ def check_run(run_dir: str | Path) -> None:
 
 def params_here(path: str | Path = "params.yaml") -> dict:
     """The params.yaml in this folder (the clone the command runs in), as plain values, or {} (none, or unreadable:
-    the stage name is then a guess). Not core.params.project_params, which reads the installed checkout's and
+    the stage name is then a guess). Not config.params.project_params, which reads the installed checkout's and
     stops on a bad one."""
-    from ...core.params import read_yaml
+    from ...config.params import read_yaml
     try:
         raw = read_yaml(path) if Path(path).is_file() else {}
     except ConfigError:

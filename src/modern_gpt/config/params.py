@@ -14,13 +14,8 @@ from typing import Any
 
 from ruamel.yaml import YAML, YAMLError
 
-from .errors import ConfigError
-
-# Every section params.yaml may have (a typo such as `modle:` is an error, not an ignored section), and those it may
-# leave out (their settings' defaults, or off). Each stage names the ones it reads (its PARAMS); the plan reads all.
-SECTIONS = ("generate", "data", "tokenizer", "model", "baseline", "ladder", "seeds", "train", "launch", "ablation",
-            "sweep", "beyond", "scale", "serve", "report")
-OPTIONAL = ("launch", "ablation", "sweep", "beyond", "scale", "report")
+from ..core.errors import ConfigError
+from .sections import SECTIONS
 
 
 def read_yaml(path: str | Path) -> Any:
