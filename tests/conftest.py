@@ -39,8 +39,8 @@ def tiny_rows(vocab_size: int = 17, **shape):
     """params.yaml's ladder (the book's design) at a tiny size; `shape` sets a field at both ends."""
     p = parse(project_params())
     tiny = {**dict(block_size=16, n_layer=2, n_head=4, n_embd=32), **shape}
-    baseline = {**p.baseline, **{k: v for k, v in tiny.items() if k in p.baseline}}
-    return dataclasses.replace(p, model={**p.model, **tiny}, baseline=baseline).rows(vocab_size)
+    baseline = p.baseline.replace(**{k: v for k, v in tiny.items() if k in p.baseline.overrides})
+    return dataclasses.replace(p, model=p.model.replace(**tiny), baseline=baseline).rows(vocab_size)
 
 
 @pytest.fixture(autouse=True)

@@ -263,8 +263,8 @@ def test_write_keeps_the_files_comments_and_the_ladder_still_resolves(tmp_path):
     assert all(c in text for c in comments)                           # every whole-line comment survives
     assert "# the Step 1 values of the same flags" in text             # and the comments after values
     p = read_params(params)
-    assert p.model["qk_norm"] is True and [r.label for r in p.rows(48)][-1] == "+ QK-norm"
-    assert p.model["tie_embeddings"] is False and p.model["logit_softcap"] == 0.0
+    assert p.model.given["qk_norm"] is True and [r.label for r in p.rows(48)][-1] == "+ QK-norm"
+    assert p.model.given["tie_embeddings"] is False and p.model.given["logit_softcap"] == 0.0
 
 
 def test_the_cli_explains_and_refuses_in_one_line(tmp_path, capsys):

@@ -12,6 +12,7 @@ import yaml
 
 from modern_gpt.config import params as params_file
 from modern_gpt.core.errors import ConfigError, DataError
+from modern_gpt.config.model_section import Baseline, ModelSection
 from modern_gpt.config.params import read_yaml
 from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
@@ -434,3 +435,18 @@ def test_the_files_between_stages_are_written_and_read_by_one_type():
     ]:
         with pytest.raises(DataError, match=message):
             cls.from_dict(bad, "f.json")
+
+
+def test_model_and_baseline_stay_as_given_so_a_null_follows_the_shape():
+    """params.yaml's model: and baseline: are typed (ModelSection, Baseline) but kept as given: a null head_dim is
+    n_embd / n_head at whatever shape a row trains, a null baseline n_kv_head one K/V head per query head."""
+    p = parse(default())
+    assert isinstance(p.model, ModelSection) and isinstance(p.baseline, Baseline)
+    wide = p.model.replace(n_embd=96, n_head=6)
+    assert p.model.config(48).head_dim == 32 and wide.config(48).head_dim == 16          # null: the shape's
+    assert p.baseline.config(wide, 48).n_kv_head == 6 and wide.config(48).n_kv_head == 2
+    fixed = p.model.replace(head_dim=8).replace(n_embd=96, n_head=6)
+    assert fixed.config(48).head_dim == 8 and p.baseline.replace(n_kv_head=3).config(fixed, 48).n_kv_head == 3
+    one_line(lambda: p.model.replace(width=3), "model.width: unknown key; allowed keys are block_size,")
+    one_line(lambda: ModelSection.parse({**default()["model"], "n_head": 0}), "model.n_head=0: must be a positive")
+    one_line(lambda: Baseline.parse(["norm"]), "baseline: must be a mapping, got ['norm']")

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
+from ..config.model_section import Baseline, ModelSection
 from ..config.sections import (CLASSES, OPTIONAL, SECTIONS, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, ScaleConfig,
                                SweepConfig, section)
-from ..config.validate import check_keys, seed_list
+from ..config.validate import seed_list
 from ..config import params as params_file
 from ..core.errors import ConfigError
 from .families import BEYOND
@@ -24,13 +25,12 @@ from .scale import SizeLadder, size_ladders
 # (check_all)
 LADDER_SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale")
 STAGE_SECTIONS = tuple(s for s in SECTIONS if s not in LADDER_SECTIONS)
-MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
 
 
 @dataclass(frozen=True)
 class Params:
-    model: dict                       # ModelConfig fields but vocab_size (the tokenizer's, known after tokenize)
-    baseline: dict                    # the Step 1 values of the ablation flags: overrides of model
+    model: ModelSection               # ModelConfig fields but vocab_size (the tokenizer's, known after tokenize)
+    baseline: Baseline                # the Step 1 values of the ablation flags: overrides of model
     ladder: LadderConfig              # row 0 the baseline, then the flags in order
     seeds: list[int]
     train: TrainConfig
@@ -42,11 +42,7 @@ class Params:
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
-        model = ModelConfig.from_dict({**self.model, "vocab_size": vocab_size}, "model")
-        base = {**self.model, **self.baseline, "vocab_size": vocab_size}
-        if base.get("n_kv_head") is None:                       # null: plain multi-head
-            base["n_kv_head"] = model.n_head
-        return ModelConfig.from_dict(base, "baseline"), model
+        return self.baseline.config(self.model, vocab_size), self.model.config(vocab_size)
 
     def rows(self, vocab_size: int) -> list[Row]:
         """The ladder's rows for a tokenizer of `vocab_size` tokens."""
@@ -74,11 +70,7 @@ def _mapping(raw: dict, name: str) -> dict:
 
 def parse(raw: Any) -> Params:
     s = params_file.sections(raw, LADDER_SECTIONS, optional=OPTIONAL)
-    model = _mapping(s, "model")
-    check_keys(model, "model", MODEL_KEYS)
-    ModelConfig.from_dict({**model, "vocab_size": 1}, "model")               # types and values now
-    baseline = _mapping(s, "baseline")
-    check_keys(baseline, "baseline", MODEL_KEYS)
+    model, baseline = ModelSection.parse(s["model"]), Baseline.parse(s["baseline"])     # each checked now
 
     ladder_ = LadderConfig.parse(s["ladder"])
     flags, rows = list(ladder_.flags), list(ladder_.rows)
@@ -102,7 +94,7 @@ def parse(raw: Any) -> Params:
                           "each once")
     ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
-    params = Params(model=dict(model), baseline=dict(baseline), ladder=ladder_, seeds=list(seeds),
+    params = Params(model=model, baseline=baseline, ladder=ladder_, seeds=list(seeds),
                     train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]),
                     beyond=section(BeyondConfig, s["beyond"], "beyond"),
                     scale=section(ScaleConfig, s["scale"], "scale"))

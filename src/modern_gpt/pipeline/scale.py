@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import ModelConfig, TrainConfig
+from ..config.model_section import ModelSection
 from ..config.sections import ScaleConfig, SizeShape
 from ..core.errors import ConfigError
 from ..records.stages import Size
@@ -72,8 +73,8 @@ def _shape(cfg: ModelConfig) -> tuple[int, ...]:
     return cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.n_kv_head, cfg.head_dim
 
 
-def size_ladders(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: Callable[[dict], list[Row]]
-                 ) -> list[SizeLadder]:
+def size_ladders(spec: ScaleConfig, model: ModelSection, recipe: TrainConfig,
+                 rows_at: Callable[[ModelSection], list[Row]]) -> list[SizeLadder]:
     """Every size of `spec`, smallest N first, the default (model:'s shape, its rows the main table's) among them;
     [] when scale.sizes is empty. `model` and `recipe` are params.yaml's model: and train:, `rows_at(model)` the
     main ladder's rows on such a model: section (Params.sizes passes its own ladder)."""
@@ -90,7 +91,7 @@ def size_ladders(spec: ScaleConfig, model: dict, recipe: TrainConfig, rows_at: C
         _check_shape(name, shape, full, rope)
         try:
             sized = [dataclasses.replace(r, slug=SCALE.slug(size=name, row=r.slug))
-                     for r in rows_at({**model, "head_dim": None, **shape.given()})]
+                     for r in rows_at(model.replace(head_dim=None, **shape.given()))]
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
         config = sized[-1].config

@@ -52,7 +52,6 @@ def rows_for(settings: dict, vocab_size: int, n_kv_head: int | None) -> list[Row
     """params.yaml's ladder (baseline, model, flags) at the profile's shape; the GQA row's K/V heads from
     --n-kv-head when given. A null head_dim (and a null baseline n_kv_head) follows the shape, as in the pipeline."""
     p = parse(project_params())
-    model = {**p.model, **{k: settings[k] for k in SHAPE}}
-    if n_kv_head is not None:
-        model["n_kv_head"] = n_kv_head
+    shape = {k: settings[k] for k in SHAPE} | ({} if n_kv_head is None else {"n_kv_head": n_kv_head})
+    model = p.model.replace(**shape)
     return dataclasses.replace(p, model=model).rows(vocab_size)

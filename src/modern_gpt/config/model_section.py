@@ -1,0 +1,68 @@
+"""params.yaml's model: and baseline:, typed as they are given: ModelConfig's fields (vocab_size aside, the
+tokenizer's), each section checked on parsing, and a row's ModelConfig built from them once the vocabulary is known.
+
+They stay as given, not resolved, because a null means "follow the shape": model.head_dim null is n_embd / n_head
+at whatever shape a row trains (a size of scale:, the quick command's profile), and baseline.n_kv_head null is one
+K/V head per query head. A ModelConfig resolves both on construction, so it is built only at the end (`config`).
+No run imports this file: a run reads its own resolved config (configs/<row>.json).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ..core.errors import ConfigError
+from .model import ModelConfig
+from .validate import check_keys
+
+MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
+
+
+def _mapping(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: must be a mapping, got {raw!r}")
+    check_keys(raw, where, MODEL_KEYS)
+    return dict(raw)
+
+
+@dataclass(frozen=True)
+class ModelSection:
+    """model: the design under study, as given (a key left out takes ModelConfig's default)."""
+    given: Mapping[str, Any]
+
+    @classmethod
+    def parse(cls, raw: Any, where: str = "model") -> "ModelSection":
+        section = cls(MappingProxyType(_mapping(raw, where)))
+        section.config(1, where)                                   # types and values now
+        return section
+
+    def replace(self, **changes: Any) -> "ModelSection":
+        """The section with some fields given otherwise (a size's or a profile's shape)."""
+        return ModelSection(MappingProxyType({**self.given, **_mapping(changes, "model")}))
+
+    def config(self, vocab_size: int, where: str = "model") -> ModelConfig:
+        return ModelConfig.from_dict({**self.given, "vocab_size": vocab_size}, where)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """baseline: the Step 1 values of the ablation flags, overrides of model: at its shape (n_kv_head null: one K/V
+    head per query head)."""
+    overrides: Mapping[str, Any]
+
+    @classmethod
+    def parse(cls, raw: Any, where: str = "baseline") -> "Baseline":
+        return cls(MappingProxyType(_mapping(raw, where)))
+
+    def replace(self, **changes: Any) -> "Baseline":
+        return Baseline(MappingProxyType({**self.overrides, **_mapping(changes, "baseline")}))
+
+    def config(self, model: ModelSection, vocab_size: int) -> ModelConfig:
+        """The baseline row's config on `model`."""
+        base = {**model.given, **self.overrides, "vocab_size": vocab_size}
+        if base.get("n_kv_head") is None:
+            base["n_kv_head"] = model.config(vocab_size).n_head
+        return ModelConfig.from_dict(base, "baseline")
