@@ -10,6 +10,7 @@ import pytest
 
 from modern_gpt.core.files import token_bytes, write_bytes, write_json
 from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
 
 from conftest import toy_text
 
@@ -25,12 +26,14 @@ def project(tmp: Path, batch_size: int = 8) -> Path:
     split = int(len(ids) * 0.9)
     write_bytes(tmp / "data" / "train.bin", token_bytes(ids[:split]))
     write_bytes(tmp / "data" / "val.bin", token_bytes(ids[split:]))
-    write_json(tmp / "data" / "meta.json", {"val": {"chars": len(ids) - split}})
+    meta = CorpusMeta(CorpusFile("toy.txt", len(text.encode()), "", len(text)), 0.1, "char", len(vocab),
+                      SplitSize(split, split), SplitSize(len(ids) - split, len(ids) - split))
+    write_json(tmp / "data" / "meta.json", meta.to_dict())
     model = ModelConfig(vocab_size=len(vocab), block_size=16, n_layer=2, n_head=4, n_kv_head=2, n_embd=32,
                         norm="rmsnorm", pos="rope", mlp="swiglu", bias=False, qk_norm=True)
     train = TrainConfig(iters=30, batch_size=batch_size, lr=3e-3, min_lr=3e-4, warmup_iters=3, eval_interval=10,
                         eval_iters=2)
-    write_json(tmp / "configs" / "row.json", {"model": model.to_dict(), "train": train.to_dict()})
+    write_json(tmp / "configs" / "row.json", RowConfig(model, train).to_dict())
     return tmp
 
 

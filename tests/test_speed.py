@@ -18,6 +18,7 @@ import modern_gpt.training.loop as loop
 from conftest import tiny_rows, toy_text
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import token_bytes
+from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
 from modern_gpt.records.run import RunRecord
 from modern_gpt.corpus.reading import split_text
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
@@ -215,12 +216,15 @@ def test_the_run_stage_keeps_its_kernels_in_the_projects_cache_folder(tmp_path):
     data.mkdir()
     for name, part in zip(("train", "val"), split_text(text, 0.1)):
         (data / f"{name}.bin").write_bytes(token_bytes(tok.encode(part)))
-    (data / "meta.json").write_text(json.dumps({"val": {"chars": len(split_text(text, 0.1)[1])}}))
+    train_text, val_text = split_text(text, 0.1)
+    meta = CorpusMeta(CorpusFile("toy.txt", len(text.encode()), "", len(text)), 0.1, "char", tok.vocab_size,
+                      SplitSize(len(tok.encode(train_text)), len(train_text)),
+                      SplitSize(len(tok.encode(val_text)), len(val_text)))
+    (data / "meta.json").write_text(json.dumps(meta.to_dict()))
     row = tiny_rows(tok.vocab_size, n_layer=1)[-1]
     train_cfg = TrainConfig(iters=4, batch_size=4, warmup_iters=1, eval_interval=2, eval_iters=2, compile="default")
     (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "row.json").write_text(json.dumps({"model": row.config.to_dict(),
-                                                               "train": train_cfg.to_dict()}))
+    (tmp_path / "configs" / "row.json").write_text(json.dumps(RowConfig(row.config, train_cfg).to_dict()))
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
     records = []
     for seed in (0, 1):
