@@ -44,15 +44,16 @@ def collect(plan: Plan, meta: dict, floor: dict | None, section: Any, records: R
     sweep = sweep_rows(plan.sweep, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
                        s.spike_threshold)
     extras = [*([aa] if aa else []), *loo, *(x.again for x in reruns)]
-    ladders = [ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta, floor, plan,
-                      s, extras if i == 0 else [])
+    ladders = [collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
+                              floor, plan, s, extras if i == 0 else [])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
                    uniform=math.log(meta["vocab_size"]), sizes=plan.scale)
 
 
-def ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],
-           served: Served, meta: dict, floor: dict | None, plan: Plan, s: Settings, extras: list[RowResult]) -> Ladder:
+def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],
+                   served: Served, meta: dict, floor: dict | None, plan: Plan, s: Settings,
+                   extras: list[RowResult]) -> Ladder:
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
     its sweep's cells off train.lr), its sweep rows (`sweep`; pairs at the best rates are read from the
     `whole_sweep`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows

@@ -16,7 +16,7 @@ from tabulate import tabulate
 from .cells import interval, millions, num, verdict
 from .findings import findings
 from .results import Ladder, Results, RowResult
-from .scale import csv_rows, provenance, scale_changes, size_name, sized, tables
+from .scale import csv_rows, scale_changes, scale_provenance, size_name, sized, tables
 from .sections import rerun_section, serving_section, sweep_section
 from .settings import Settings
 from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, rule
@@ -162,7 +162,7 @@ def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
         W.SCALE_TITLE,
         W.SCALE_INTRO,
         "## Provenance",
-        tabulate(list(provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        tabulate(list(scale_provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Transfer",
         W.SCALE_MEASURE_FLOOR if floor else W.SCALE_MEASURE_RAW,
         f"**Rule at each size.** {rule(s.confidence)}",
