@@ -298,22 +298,22 @@ def test_rerun_rows_get_their_own_configs_with_perturbed_initial_weights():
     assert planned.rerun == () and not any(k.startswith("rerun_") for k in configs)
 
 
-def test_the_learning_rate_grid_gets_a_config_per_row_and_rate_with_both_rates_scaled():
+def test_the_sweep_gets_a_config_per_row_and_rate_with_both_rates_scaled():
     raw = default()
     raw["sweep"] = {"lr": [4, 0.5], "rows": ["qk_norm", "n_kv_head"], "seeds": [2, 0]}   # any order: ladder
     configs, planned = plan_files(raw)                                          # and seed order out
-    grid = planned.sweep
-    assert grid.lr == raw["train"]["lr"] and grid.seeds == (0, 2)
-    assert [r.slug for r in grid.rows] == ["n_kv_head", "qk_norm"]
-    assert [c.slug for c in grid.rows[1].runs] == ["sweep_qk_norm_x4", "sweep_qk_norm_x0.5"]
-    assert [c.multiple for c in grid.rows[1].runs] == [4.0, 0.5]
+    sweep = planned.sweep
+    assert sweep.lr == raw["train"]["lr"] and sweep.seeds == (0, 2)
+    assert [r.slug for r in sweep.rows] == ["n_kv_head", "qk_norm"]
+    assert [c.slug for c in sweep.rows[1].runs] == ["sweep_qk_norm_x4", "sweep_qk_norm_x0.5"]
+    assert [c.multiple for c in sweep.rows[1].runs] == [4.0, 0.5]
     for row in ("n_kv_head", "qk_norm"):
         for m in (4, 0.5):
             mine, main = configs[f"sweep_{row}_x{m}"], configs[row]
             assert mine["model"] == main["model"]
             assert mine["train"] == {**main["train"], "lr": main["train"]["lr"] * m,
                                      "min_lr": main["train"]["min_lr"] * m}
-    raw["sweep"] = {"lr": [], "rows": ["qk_norm"]}                              # an empty grid: off
+    raw["sweep"] = {"lr": [], "rows": ["qk_norm"]}                              # an empty sweep: off
     configs, planned = plan_files(raw)
     assert planned.sweep.rows == () and not any(k.startswith("sweep_") for k in configs)
     del raw["sweep"]                                                            # no section: off too
@@ -358,7 +358,7 @@ def test_a_second_ladder_value_equal_to_the_row_above_is_marked_no_change():
     assert row.label == "+ SwiGLU (no change)" and row.changed is False
 
 
-def test_the_learning_rate_grid_covers_a_second_ladder_row_with_its_own_optimiser():
+def test_the_sweep_covers_a_second_ladder_row_with_its_own_optimiser():
     raw = beyond_on()
     raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer", "qk_norm"]}
     configs, planned = plan_files(raw)

@@ -766,9 +766,9 @@ def test_the_second_ladder_and_a_size_reuse_the_books_runs_write_their_reports_a
     assert not list((options_repo / "configs").glob("beyond_*")) and not list((options_repo / "configs").glob("scale_*"))
 
 
-def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_only_its_runs(options_repo):
-    grid = ["sweep.rows=[norm,qk_norm]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
-    out = repro_with(options_repo, [*grid, "sweep.lr=[1000]"])
+def test_a_planted_huge_learning_rate_shows_in_the_sweep_and_a_new_rate_trains_only_its_runs(options_repo):
+    overrides = ["sweep.rows=[norm,qk_norm]", "ablation.aa_seeds=[]", "ablation.leave_one_out=[]"]
+    out = repro_with(options_repo, [*overrides, "sweep.lr=[1000]"])
     assert {s for s in ran(out.stdout) if "@" in s} == {f"sweep@{r}-1000-{s}" for r in ("norm", "qk_norm") for s in (0, 1)}
     table = list(csv.DictReader(io.StringIO((options_repo / "reports" / "lr_sweep.csv").read_text())))
     assert [(r["row"], float(r["multiple"])) for r in table] == [("norm", 1.0), ("norm", 1000.0), ("qk_norm", 1.0),
@@ -781,7 +781,7 @@ def test_a_planted_huge_learning_rate_shows_in_the_grid_and_a_new_rate_trains_on
     assert re.search(r"At lr 2 \(×1000\), \+ RMSNorm: spikes in \d/2 seeds \(\d+ in all\), diverged \d/2", text)
     assert (options_repo / "reports" / "lr_sweep.png").stat().st_size > 1000
 
-    out = repro_with(options_repo, [*grid, "sweep.lr=[1000,0.5]"])
+    out = repro_with(options_repo, [*overrides, "sweep.lr=[1000,0.5]"])
     assert {s for s in ran(out.stdout) if "@" in s} == {f"sweep@{r}-0.5-{s}" for r in ("norm", "qk_norm") for s in (0, 1)}
     assert "| 0.001 (×0.5) |" in re.sub(" +", " ", (options_repo / "reports" / "ablation.md").read_text())
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from modern_gpt.core.errors import DataError
-from modern_gpt.records.stages import Grid, GridRow, GridRun, LadderPlan, Plan, PlannedRow
+from modern_gpt.records.stages import LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
 from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
 from modern_gpt.reporting.stats import Verdict, compare
 from modern_gpt.review.check import report_cells, row_disagreements, stale, text
@@ -114,7 +114,8 @@ def test_every_family_the_plan_lists_comes_once_in_the_files_order():
                                     size="xs")),
                 seeds=(0, 1), aa_seeds=(10,), leave_one_out=(PlannedRow("loo_norm", "", True, None),),
                 rerun=(PlannedRow("rerun_norm", "", True, None, of="norm"),), rerun_perturbation=1e-7,
-                match_params=False, sweep=Grid(0.002, (GridRow("qk_norm", (GridRun(4.0, "sweep_qk_norm_x4"),)),), (0,)),
+                match_params=False,
+                sweep=SweepPlan(0.002, (SweepPlanRow("qk_norm", (SweepPlanRun(4.0, "sweep_qk_norm_x4"),)),), (0,)),
                 scale=())
     got = [(family, row, size, lr, slug) for family, row, size, lr, slug, _ in planned(plan)]
     assert got == [("run", "baseline", "", 1, "baseline"), ("run", "norm", "", 1, "norm"),

@@ -1,5 +1,6 @@
-"""The learning-rate grid: spikes and divergence counted, the best rate per row, the comparison at the best rates
-and the report's section, on run records built here; and the training loop's divergence stop on a real run."""
+"""The sweep (the learning-rate grid): spikes and divergence counted, the best rate per row, the comparison at the
+best rates and the report's section, on run records built here; and the training loop's divergence stop on a real
+run."""
 
 import dataclasses
 import math
@@ -11,9 +12,9 @@ from modern_gpt.records.run import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import lr_plot, lr_rows
 from modern_gpt.reporting.pages import build
-from modern_gpt.reporting.results import Ladder, Results, ladder_results
+from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_results
 from modern_gpt.reporting.settings import Settings
-from modern_gpt.reporting.sweep import SweepRow, at_best, expected_max, row_at_rate, selection_bias, spikes
+from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
 from modern_gpt.training.loop import Watch, train
 from test_report import run
 
@@ -67,9 +68,9 @@ def test_a_huge_learning_rate_diverges_and_the_run_records_every_step_loss():
     assert trained.diverged and trained.steps < 30 and len(trained.losses) == trained.steps
 
 
-def grid(rows: dict[str, dict[float, list[float | None]]], curves: dict | None = None,
-         threshold: float = 0.5) -> tuple[list, list[SweepRow]]:
-    """A two-row ladder (r0, r1) and its grid: {row: {multiple: per-seed val}}; multiple 1 is the ladder's."""
+def swept(rows: dict[str, dict[float, list[float | None]]], curves: dict | None = None,
+          threshold: float = 0.5) -> tuple[list, list[SweepRow]]:
+    """A two-row ladder (r0, r1) and its sweep: {row: {multiple: per-seed val}}; multiple 1 is the ladder's."""
     curves = curves or {}
 
     def records(slug, m, vals):
@@ -80,14 +81,14 @@ def grid(rows: dict[str, dict[float, list[float | None]]], curves: dict | None =
 
     ladder = ladder_results([(slug, label, records(slug, 1.0, rows[slug][1.0]))
                              for slug, label in (("r0", "+ GQA"), ("r1", "+ QK-norm"))])
-    sweep = [SweepRow(r, tuple(row_at_rate(m, 0.002 * m, r.runs if m == 1.0 else records(r.slug, m, vals),
-                                           threshold) for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
+    sweep = [SweepRow(r, tuple(sweep_cell(m, 0.002 * m, r.runs if m == 1.0 else records(r.slug, m, vals),
+                                          threshold) for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
     return ladder, sweep
 
 
 def test_the_best_rate_is_the_lowest_mean_among_rates_where_no_seed_diverged():
-    ladder, sweep = grid({"r0": {0.5: [1.10, 1.12, 1.11], 1.0: [1.00, 1.02, 1.01], 4.0: [0.90, None, 0.80]},
-                          "r1": {0.5: [1.00, 1.01, 1.02], 1.0: [0.97, 0.98, 0.99], 4.0: [0.95, 0.96, 0.94]}})
+    ladder, sweep = swept({"r0": {0.5: [1.10, 1.12, 1.11], 1.0: [1.00, 1.02, 1.01], 4.0: [0.90, None, 0.80]},
+                           "r1": {0.5: [1.00, 1.01, 1.02], 1.0: [0.97, 0.98, 0.99], 4.0: [0.95, 0.96, 0.94]}})
     assert sweep[0].best.multiple == 1.0             # x4 has the lowest mean of its finite seeds, but one diverged
     assert sweep[1].best.multiple == 4.0
     assert sweep[1].best.val.mean == pytest.approx(0.95)
@@ -95,9 +96,9 @@ def test_the_best_rate_is_the_lowest_mean_among_rates_where_no_seed_diverged():
 
 def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
     # at train.lr r1 is no better than r0; at their best rates (r0 at x1, r1 at x4) it clearly is
-    ladder, sweep = grid({"r0": {1.0: [1.000, 1.010, 1.005], 4.0: [1.100, 1.110, 1.105]},
-                          "r1": {1.0: [1.004, 1.006, 1.008], 4.0: [0.900, 0.905, 0.910]}})
-    [pair] = at_best(sweep, ladder, confidence=0.95, band_sds=0.25)
+    ladder, sweep = swept({"r0": {1.0: [1.000, 1.010, 1.005], 4.0: [1.100, 1.110, 1.105]},
+                           "r1": {1.0: [1.004, 1.006, 1.008], 4.0: [0.900, 0.905, 0.910]}})
+    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
     assert pair.main.verdict in ("noise", "borderline") and pair.vs.verdict == "better"
     text = build(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert "## Learning rate" in text and "![validation loss against learning rate" in text
@@ -108,13 +109,13 @@ def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
 
 def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_claim_is_judged():
     spiky = [3.0, 2.0, 2.9, 2.0, 1.9]                                       # one spike of 0.9
-    ladder, sweep = grid(
+    ladder, sweep = swept(
         {"r0": {1.0: [1.00, 1.01, 1.02], 8.0: [1.20, None, 1.25]}, "r1": {1.0: [0.99, 1.00, 1.01], 8.0: [1.0, 1.1, 1.05]}},
         curves={("r0", 8.0, 0): spiky, ("r0", 8.0, 2): spiky})
     hot = sweep[0].cells[1]
     assert hot.spikes == (1, 0, 1) and hot.seeds_spiked == 2 and hot.val.n_diverged == 1 and hot.unstable
     assert not sweep[1].cells[1].unstable
-    [pair] = at_best(sweep, ladder, confidence=0.95, band_sds=0.25)
+    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
     text = build(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert ("At lr 0.016 (×8), + GQA: spikes in 2/3 seeds (2 in all), diverged 1/3; + QK-norm: spikes in 0/3 seeds "
             "(0 in all), diverged 0/3. + QK-norm removed that instability.") in text
@@ -127,30 +128,30 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
         ("r0", 1.0, 0, 0, True), ("r0", 8.0, 2, 1, False), ("r1", 1.0, 0, 0, True), ("r1", 8.0, 0, 0, False)]
 
 
-def test_a_stable_grid_says_it_does_not_test_the_claim():
-    ladder, sweep = grid({"r0": {1.0: [1.00, 1.01, 1.02], 2.0: [1.0, 1.0, 1.0]},
-                          "r1": {1.0: [0.99, 1.00, 1.01], 2.0: [0.99, 0.99, 0.99]}})
-    pairs = at_best(sweep, ladder, confidence=0.95, band_sds=0.25)
+def test_a_stable_sweep_says_it_does_not_test_the_claim():
+    ladder, sweep = swept({"r0": {1.0: [1.00, 1.01, 1.02], 2.0: [1.0, 1.0, 1.0]},
+                           "r1": {1.0: [0.99, 1.00, 1.01], 2.0: [0.99, 0.99, 0.99]}})
+    pairs = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
     text = build(Results([Ladder("main", ladder, sweep=sweep, pairs=pairs)], Settings())).markdown
     assert "+ GQA neither spiked nor diverged at any rate of the grid, so the grid does not test" in text
 
 
 def test_selection_bias_is_the_expected_best_of_k_equal_means():
-    ladder, sweep = grid({"r0": {1.0: [1.0, 1.1, 1.2], 2.0: [1.0, 1.1, 1.2], 4.0: [1.0, 1.1, 1.2]},
-                          "r1": {1.0: [1.0, 1.1, 1.2], 2.0: [1.0, 1.1, 1.2], 4.0: [1.0, 1.1, 1.2]}})
+    ladder, sweep = swept({"r0": {1.0: [1.0, 1.1, 1.2], 2.0: [1.0, 1.1, 1.2], 4.0: [1.0, 1.1, 1.2]},
+                           "r1": {1.0: [1.0, 1.1, 1.2], 2.0: [1.0, 1.1, 1.2], 4.0: [1.0, 1.1, 1.2]}})
     assert selection_bias(sweep) == pytest.approx(expected_max(3) * 0.1 / math.sqrt(3))
 
 
-def test_the_plot_is_written_with_and_without_a_grid(tmp_path):
-    ladder, sweep = grid({"r0": {1.0: [1.00, 1.01, 1.02], 8.0: [None, None, None]},
-                          "r1": {1.0: [0.99, 1.00, 1.01], 8.0: [1.0, 1.1, 1.05]}})
+def test_the_plot_is_written_with_and_without_a_sweep(tmp_path):
+    ladder, sweep = swept({"r0": {1.0: [1.00, 1.01, 1.02], 8.0: [None, None, None]},
+                           "r1": {1.0: [0.99, 1.00, 1.01], 8.0: [1.0, 1.1, 1.05]}})
     lr_plot(lr_rows(sweep), tmp_path / "a.png")
     lr_plot([], tmp_path / "b.png")
     assert (tmp_path / "a.png").stat().st_size > 1000 and (tmp_path / "b.png").stat().st_size > 1000
 
 
-def test_no_grid_no_section():
-    ladder, _ = grid({"r0": {1.0: [1.00, 1.01, 1.02]}, "r1": {1.0: [0.99, 1.00, 1.01]}})
+def test_no_sweep_no_section():
+    ladder, _ = swept({"r0": {1.0: [1.00, 1.01, 1.02]}, "r1": {1.0: [0.99, 1.00, 1.01]}})
     assert "## Learning rate" not in build(Results([Ladder("main", ladder)], Settings())).markdown
 
 

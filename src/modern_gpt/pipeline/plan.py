@@ -10,7 +10,7 @@ import dataclasses
 
 from ..config.validate import check_split_sizes
 from ..records.inputs import CorpusMeta, RowConfig
-from ..records.stages import Grid, GridRow, GridRun, LadderName, LadderPlan, Plan, PlannedRow
+from ..records.stages import LadderName, LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
 from ..config.hf_class import hf_name
@@ -19,10 +19,10 @@ from .params import Params
 from .scale import non_embedding
 
 
-def learning_rate_grid(p: Params, covered: list[Row]) -> tuple[list[GridRow], dict[str, RowConfig]]:
+def sweep_runs(p: Params, covered: list[Row]) -> tuple[list[SweepPlanRow], dict[str, RowConfig]]:
     """The learning-rate grid: each covered row at each multiple of its rate (a second-ladder row's own optimiser,
-    at the same multiples), as the plan's grid rows and the runs' configs."""
-    grid, configs = [], {}
+    at the same multiples), as the plan's sweep rows and the runs' configs."""
+    sweep, configs = [], {}
     for r in covered if p.sweep.lr else []:
         runs = []
         for m in p.sweep.lr:
@@ -30,9 +30,9 @@ def learning_rate_grid(p: Params, covered: list[Row]) -> tuple[list[GridRow], di
             scaled = dataclasses.replace(base, lr=base.lr * m, min_lr=base.min_lr * m)
             slug = SWEEP.slug(row=r.slug, lr=m)
             configs[slug] = RowConfig(r.config, scaled)
-            runs.append(GridRun(float(m), slug))
-        grid.append(GridRow(r.slug, tuple(runs)))
-    return grid, configs
+            runs.append(SweepPlanRun(float(m), slug))
+        sweep.append(SweepPlanRow(r.slug, tuple(runs)))
+    return sweep, configs
 
 
 def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
@@ -58,8 +58,8 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     rerun = [r for r in rows if r.slug in p.ablation.rerun]
     configs |= {RERUN.slug(row=r.slug): RowConfig(r.config, perturbed) for r in rerun}
 
-    grid, grid_configs = learning_rate_grid(p, [r for r in rows + beyond[1:] if r.slug in p.sweep.rows])
-    configs |= grid_configs
+    sweep, sweep_configs = sweep_runs(p, [r for r in rows + beyond[1:] if r.slug in p.sweep.rows])
+    configs |= sweep_configs
 
     def entry(r: Row, **changes) -> PlannedRow:
         return dataclasses.replace(PlannedRow(r.slug, r.label, r.changed, hf_name(r.config)), **changes)
@@ -74,5 +74,5 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         leave_one_out=tuple(entry(r) for r in loo),
         rerun=tuple(entry(r, slug=RERUN.slug(row=r.slug), of=r.slug) for r in rerun),
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
-        sweep=Grid(p.train.lr, tuple(grid), tuple(p.sweep.seeds)), scale=tuple(s.size for s in at_sizes),
+        sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), scale=tuple(s.size for s in at_sizes),
     )

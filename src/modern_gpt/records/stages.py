@@ -6,6 +6,11 @@ the plan, a served row and the generated corpus's floor.
 it, the report reads it). Each has one way out (`to_dict`, what the file holds) and one way in (`from_dict`,
 records.typed.build: a one-line DataError for a file of another version). No run imports this file, so changing it
 retrains nothing.
+
+Names: in code the learning-rate grid is the sweep, as params.yaml (sweep:), its DVC stages (sweep@...) and
+reports/lr_sweep.csv name it; "learning-rate grid" is prose only. The plan's record of it is SweepPlan (Plan.sweep),
+its rows SweepPlanRow and their runs SweepPlanRun; the report's results of it are reporting/results.py's SweepCell,
+SweepRow and SweepPair (reporting/sweep.py).
 """
 
 from __future__ import annotations
@@ -62,22 +67,24 @@ class Size:
 
 
 @dataclass(frozen=True)
-class GridRun:
+class SweepPlanRun:
+    """One covered row at one other rate."""
     multiple: float               # of train.lr
     slug: str                     # its runs: data/runs/<slug>/<seed>/
 
 
 @dataclass(frozen=True)
-class GridRow:
+class SweepPlanRow:
+    """One covered row across the sweep."""
     slug: str                     # the ladder row it covers (whose runs are its cell at train.lr)
-    runs: tuple[GridRun, ...]     # its other rates
+    runs: tuple[SweepPlanRun, ...]  # its other rates
 
 
 @dataclass(frozen=True)
-class Grid:
-    """The learning-rate grid."""
+class SweepPlan:
+    """The sweep (params: sweep; the learning-rate grid to a reader): the runs it adds, Plan.sweep."""
     lr: float                     # train.lr: the multiples' base
-    rows: tuple[GridRow, ...]
+    rows: tuple[SweepPlanRow, ...]
     seeds: tuple[int, ...]
 
 
@@ -91,7 +98,7 @@ class Plan:
     rerun: tuple[PlannedRow, ...]            # ladder rows trained again, initial weights perturbed (`of`)
     rerun_perturbation: float
     match_params: bool
-    sweep: Grid
+    sweep: SweepPlan
     scale: tuple[Size, ...]                  # the sizes, smallest N first, the default's among them; () when off
 
     def to_dict(self) -> dict[str, Any]:

@@ -8,11 +8,11 @@ from typing import Any, Callable
 
 from ..records.run import RunRecord
 from ..records.inputs import CorpusMeta
-from ..records.stages import Floor, Grid, LadderPlan, Plan, ServeRecord
+from ..records.stages import Floor, LadderPlan, Plan, ServeRecord, SweepPlan
 from .provenance import provenance
-from .results import Ladder, Rerun, Results, RowResult, ladder_results, row_result
+from .results import Ladder, Rerun, Results, RowResult, SweepRow, ladder_results, row_result
 from .settings import Settings, report_settings
-from .sweep import SweepRow, at_best, row_at_rate
+from .sweep import sweep_cell, sweep_pairs
 
 Records = Callable[[str, list[int]], list[RunRecord]]     # (row slug, seeds) → their run records, in seed order
 Served = Callable[[str], ServeRecord]                      # a row's slug → its serve record
@@ -41,41 +41,43 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
         above = rows[rows.index(original) - 1] if original is not rows[0] else None
         ref = next((x.again for x in reruns if above is not None and x.original is above), above)
         reruns.append(Rerun(original, row_result(r.slug, r.label, records(r.slug, seeds), ref, **rule)))
-    # a grid row belongs to the first ladder holding its row (the second ladder's row 0 is the main's last)
+    # a sweep row belongs to the first ladder holding its row (the second ladder's row 0 is the main's last)
     owner = {r.slug: i for i in reversed(range(len(judged))) for r in judged[i]}
-    grid = sweep_rows(plan.sweep, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
-                      s.spike_threshold)
+    sweep = sweep_rows(plan.sweep, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
+                       s.spike_threshold)
     extras = [*([aa] if aa else []), *loo, *(x.again for x in reruns)]
-    ladders = [ladder(lp, judged[i], [g for g in grid if owner[g.row.slug] == i], grid, served, meta, floor, plan,
-                      s, extras if i == 0 else [])
+    ladders = [collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
+                              floor, plan, s, extras if i == 0 else [])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
                    uniform=math.log(meta.vocab_size), sizes=plan.scale)
 
 
-def ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], grid: list[SweepRow], served: Served,
-           meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings, extras: list[RowResult]) -> Ladder:
+def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],
+                   served: Served, meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings,
+                   extras: list[RowResult]) -> Ladder:
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
-    its grid's cells off train.lr), its grid rows (`sweep`; pairs at the best rates are read from the whole
-    `grid`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows are
-    not served)."""
+    its sweep's cells off train.lr), its sweep rows (`sweep`; pairs at the best rates are read from the
+    `whole_sweep`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows
+    are not served)."""
     cells = [row_result(c.runs[0].row, f"{r.row.label} at lr {c.lr:g}", c.runs)
              for r in sweep for c in r.cells if not c.main]
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])
     return Ladder(lp.name, rows, info, sweep=sweep,
-                  pairs=at_best(grid, rows, confidence=s.confidence, band_sds=s.borderline),
+                  pairs=sweep_pairs(whole_sweep, rows, confidence=s.confidence, band_sds=s.borderline),
                   serve=[served(r.slug) for r in lp.rows] if lp.size is None else [], size=lp.size)
 
 
-def sweep_rows(grid: Grid, by_slug: dict[str, RowResult], records: Records, spike_threshold: float) -> list[SweepRow]:
+def sweep_rows(sweep: SweepPlan, by_slug: dict[str, RowResult], records: Records,
+               spike_threshold: float) -> list[SweepRow]:
     """The learning-rate grid, on its own seeds: its cells at train.lr are the main table's runs."""
     out = []
-    seeds = list(grid.seeds)
-    for r in grid.rows:
+    seeds = list(sweep.seeds)
+    for r in sweep.rows:
         row = by_slug[r.slug]
-        main = row_at_rate(1.0, grid.lr, [x for x in row.runs if x.seed in seeds], spike_threshold)
-        others = [row_at_rate(c.multiple, grid.lr * c.multiple, records(c.slug, seeds), spike_threshold)
+        main = sweep_cell(1.0, sweep.lr, [x for x in row.runs if x.seed in seeds], spike_threshold)
+        others = [sweep_cell(c.multiple, sweep.lr * c.multiple, records(c.slug, seeds), spike_threshold)
                   for c in r.runs]
         out.append(SweepRow(row, tuple(sorted([main, *others], key=lambda c: c.multiple))))
     return out

@@ -16,7 +16,7 @@ from tabulate import tabulate
 from .cells import interval, millions, num, verdict
 from .findings import findings
 from .results import Ladder, Results, RowResult
-from .scale import csv_rows, provenance, scale_changes, size_name, sized, tables
+from .scale import csv_rows, scale_changes, scale_provenance, size_name, sized, tables
 from .sections import rerun_section, serving_section, sweep_section
 from .settings import Settings
 from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, rule
@@ -72,7 +72,7 @@ def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line:
     ], full
 
 
-def ladder_grid(ladder: Ladder, s: Settings, plot_name: str | None, uniform: float | None) -> list[str]:
+def ladder_sweep(ladder: Ladder, s: Settings, plot_name: str | None, uniform: float | None) -> list[str]:
     """A ladder's rows of the learning-rate grid, and its pairs at their best rates ([] where it has none)."""
     if not ladder.sweep:
         return []
@@ -90,7 +90,7 @@ def build_beyond(results: Results, ladder: Ladder) -> str:
     the main table's rule and seeds."""
     s = results.settings
     parts, _ = ladder_parts(W.BEYOND_TITLE, W.BEYOND_INTRO, ladder, s, W.BEYOND_FULL)
-    parts += ladder_grid(ladder, s, None, results.uniform)     # the plot beside ablation.md draws its rows too
+    parts += ladder_sweep(ladder, s, None, results.uniform)     # the plot beside ablation.md draws its rows too
     parts += ladder_serving(ladder, s)
     parts.append(f"¹ {SEEDS_NEEDED_METHOD}")
     return "\n\n".join(parts) + "\n"
@@ -132,7 +132,7 @@ def build(results: Results) -> Report:
         ]
         table += [csv_row(r) for r in loo]
     parts += ladder_serving(main, s)
-    parts += ladder_grid(main, s, SWEEP_PLOT, results.uniform)
+    parts += ladder_sweep(main, s, SWEEP_PLOT, results.uniform)
     if reruns:
         parts += rerun_section(list(reruns), results.perturbation, s)
         table += [csv_row(r.again) for r in reruns]           # its row: the rerun's own slug, rerun_<row>
@@ -162,7 +162,7 @@ def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
         W.SCALE_TITLE,
         W.SCALE_INTRO,
         "## Provenance",
-        tabulate(list(provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
+        tabulate(list(scale_provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Transfer",
         W.SCALE_MEASURE_FLOOR if floor else W.SCALE_MEASURE_RAW,
         f"**Rule at each size.** {rule(s.confidence)}",

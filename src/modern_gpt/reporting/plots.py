@@ -9,8 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .results import RowResult
-from .sweep import SweepRow
+from .results import RowResult, SweepRow
 
 
 def curves(rows: list[RowResult]) -> list[dict[str, Any]]:

@@ -1,4 +1,6 @@
-"""A row's results: its runs (one record per seed) and their statistics against the row it is compared with."""
+"""A row's results: its runs (one record per seed) and their statistics against the row it is compared with; the
+sweep's results (SweepCell, SweepRow, SweepPair: sweep.py builds them and says how the sweep is named); and a
+ladder's and the whole report's results, which hold them."""
 
 from __future__ import annotations
 
@@ -88,6 +90,50 @@ class Rerun:
         return Holds.YES if a.unbanded == o.verdict else Holds.FLIPPED
 
 
+# ----------------------------------------------------------------------------------------------- the sweep
+# its results (reporting/sweep.py computes them); here, since a Ladder holds them and they hold RowResults
+
+@dataclass(frozen=True)
+class SweepCell:
+    """One covered row at one learning rate of the sweep: its seeds' runs."""
+    multiple: float                 # of train.lr
+    lr: float
+    runs: tuple[RunRecord, ...]
+    val: Summary
+    spikes: tuple[int, ...]         # per seed
+    main: bool                      # the main table's runs (multiple 1)
+
+    @property
+    def seeds_spiked(self) -> int:
+        return sum(s > 0 for s in self.spikes)
+
+    @property
+    def unstable(self) -> bool:
+        return self.seeds_spiked > 0 or self.val.n_diverged > 0
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """A covered ladder row across the sweep, its cells in order of learning rate."""
+    row: RowResult                  # the main table's row
+    cells: tuple[SweepCell, ...]
+
+    @property
+    def best(self) -> SweepCell | None:
+        """The cell with the lowest mean val loss among those where no seed diverged (None: none such)."""
+        ok = [c for c in self.cells if c.val.mean is not None and c.val.n_diverged == 0]
+        return min(ok, key=lambda c: c.val.mean) if ok else None
+
+
+@dataclass(frozen=True)
+class SweepPair:
+    """A covered row against the covered row above it, each at its own best learning rate."""
+    row: SweepRow
+    ref: SweepRow
+    vs: Comparison | None           # None: a row had no rate without a diverged seed
+    main: Comparison                # both at train.lr, on the sweep's seeds (the main table's runs)
+
+
 @dataclass(frozen=True)
 class Ladder:
     """One ladder of rows, each against the row above it (row 0 against nothing): read, judged and rendered by the
@@ -95,8 +141,8 @@ class Ladder:
     name: LadderName                            # the plan's
     rows: list[RowResult]                       # row 0 first; each row's runs, one per seed
     provenance: dict[str, str] = field(default_factory=dict)
-    sweep: list = ()                            # sweep.SweepRow: its rows of the learning-rate grid
-    pairs: list = ()                            # sweep.AtBest: those rows compared at their best rates
+    sweep: list[SweepRow] = ()                  # its rows of the sweep (the learning-rate grid)
+    pairs: list[SweepPair] = ()                 # those rows compared at their best rates
     serve: list[ServeRecord] = ()               # its rows' serve records, in row order (those served)
     size: str | None = None                     # a scale ladder: its size's name (Results.sizes)
 

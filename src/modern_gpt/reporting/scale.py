@@ -84,9 +84,10 @@ def tables(found: list[Change], floor: bool) -> list[str]:
     return [size_table(found, i, floor) for i in range(len(found[0].cells))] + [transfer_table(found, floor)]
 
 
-def provenance(results: Results) -> dict[str, str]:
-    """Sizes, seeds, tokens per parameter, the corpus and its floor (the main table's lines), the code, the
-    machine: every fact from the plan and the run records."""
+def scale_provenance(results: Results) -> dict[str, str]:
+    """scale.md's provenance table (ablation.md's is provenance.provenance): sizes, seeds, tokens per parameter,
+    the corpus and its floor (the main table's lines), the code, the machine: every fact from the plan and the run
+    records."""
     pairs = sized(results)
     every = [r for _, rows in pairs for r in rows]
     main = results.main.provenance

@@ -13,11 +13,11 @@ from tabulate import tabulate
 from ..records.stages import ServeRecord
 from ..serving.kv_cache import human
 from .cells import fence, interval, margins, mean_sd, num, verdict
-from .results import Holds, Rerun, RowResult
+from .results import Holds, Rerun, RowResult, SweepCell, SweepPair, SweepRow
 from .settings import Settings
 from .stats import pooled_sd
 from . import wording as W
-from .sweep import AtBest, RowAtRate, SweepRow, selection_bias
+from .sweep import selection_bias
 
 
 # ------------------------------------------------------------------------------------- the rerun check
@@ -70,17 +70,17 @@ def rerun_section(reruns: list[Rerun], perturbation: float, s: Settings) -> list
 
 # ------------------------------------------------------------------------------------- the learning-rate grid
 
-def lr_label(c: RowAtRate) -> str:
+def lr_label(c: SweepCell) -> str:
     return f"{c.lr:g} (×{c.multiple:g})"
 
 
-def instability(c: RowAtRate) -> str:
+def instability(c: SweepCell) -> str:
     """'2/3 seeds (3 spikes), 1/3 diverged'."""
     return (f"spikes in {c.seeds_spiked}/{c.val.n} seeds ({sum(c.spikes)} in all), "
             f"diverged {c.val.n_diverged}/{c.val.n}")
 
 
-def stability_sentence(pair: AtBest) -> str:
+def stability_sentence(pair: SweepPair) -> str:
     """What the row did where the row above it spiked or diverged."""
     row, ref = pair.row.row.label, pair.ref.row.label
     unstable = [c for c in pair.ref.cells if c.unstable]
@@ -99,7 +99,7 @@ def stability_sentence(pair: AtBest) -> str:
     return " ".join(out)
 
 
-def sweep_section(rows: list[SweepRow], pairs: list[AtBest], s: Settings, plot_name: str | None, base_lr: float,
+def sweep_section(rows: list[SweepRow], pairs: list[SweepPair], s: Settings, plot_name: str | None, base_lr: float,
                   uniform: float | None) -> list[str]:
     seeds = ", ".join(str(r.seed) for r in rows[0].cells[0].runs)
     body = []

@@ -1,18 +1,24 @@
-"""The learning-rate grid: val loss against learning rate for each covered row, each row's best rate, the
-comparison of neighbouring rows at their best rates, and loss spikes and divergence per row and rate.
+"""The sweep (params: sweep; to a reader, the learning-rate grid): val loss against learning rate for each
+covered row, each row's best rate, the comparison of neighbouring rows at their best rates, and loss spikes and
+divergence per row and rate.
 
-A row's runs at train.lr are the main table's; the grid adds the other multiples (params: sweep).
+A row's runs at train.lr are the main table's; the sweep adds the other multiples (params: sweep).
+
+Names: in code the concept is "sweep", as params.yaml (sweep:), its DVC stages (sweep@...) and reports/lr_sweep.csv
+name it; "learning-rate grid" is prose only (docstrings, the report's text). Its results, built here, are
+results.py's (a Ladder holds them): SweepCell, one covered row at one rate (sweep_cell); SweepRow, a covered row
+across the sweep; SweepPair, a covered row against the covered row above it at their best rates (sweep_pairs).
+The plan's record of it is records/stages.py's SweepPlan, SweepPlanRow and SweepPlanRun.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 from ..records.run import RunRecord
-from .results import RowResult
-from .stats import Comparison, Summary, compare, pooled_sd, summarize
+from .results import RowResult, SweepCell, SweepPair, SweepRow
+from .stats import Comparison, compare, pooled_sd, summarize
 
 
 def spikes(losses: Sequence[float], threshold: float, start: int = 0) -> int:
@@ -43,67 +49,26 @@ def expected_max(k: int) -> float:
     return total * h
 
 
-@dataclass(frozen=True)
-class RowAtRate:
-    """One row at one learning rate: its seeds' runs."""
-    multiple: float                 # of train.lr
-    lr: float
-    runs: tuple[RunRecord, ...]
-    val: Summary
-    spikes: tuple[int, ...]         # per seed
-    main: bool                      # the main table's runs (multiple 1)
-
-    @property
-    def seeds_spiked(self) -> int:
-        return sum(s > 0 for s in self.spikes)
-
-    @property
-    def unstable(self) -> bool:
-        return self.seeds_spiked > 0 or self.val.n_diverged > 0
-
-
-def row_at_rate(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float) -> RowAtRate:
+def sweep_cell(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float) -> SweepCell:
     runs = tuple(runs)
-    return RowAtRate(multiple, lr, runs, summarize([r.val_loss for r in runs]),
-                tuple(spikes(r.losses, threshold, r.train.warmup_iters) for r in runs), multiple == 1)
+    return SweepCell(multiple, lr, runs, summarize([r.val_loss for r in runs]),
+                     tuple(spikes(r.losses, threshold, r.train.warmup_iters) for r in runs), multiple == 1)
 
 
-@dataclass(frozen=True)
-class SweepRow:
-    """A covered ladder row across the grid, its cells in order of learning rate."""
-    row: RowResult                  # the main table's row
-    cells: tuple[RowAtRate, ...]
-
-    @property
-    def best(self) -> RowAtRate | None:
-        """The cell with the lowest mean val loss among those where no seed diverged (None: none such)."""
-        ok = [c for c in self.cells if c.val.mean is not None and c.val.n_diverged == 0]
-        return min(ok, key=lambda c: c.val.mean) if ok else None
-
-
-@dataclass(frozen=True)
-class AtBest:
-    """A covered row against the covered row above it, each at its own best learning rate."""
-    row: SweepRow
-    ref: SweepRow
-    vs: Comparison | None           # None: a row had no rate without a diverged seed
-    main: Comparison                # both at train.lr, on the grid's seeds (the main table's runs)
-
-
-def at_best(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence: float,
-            band_sds: float) -> list[AtBest]:
+def sweep_pairs(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence: float,
+                band_sds: float) -> list[SweepPair]:
     """Each covered row whose ladder predecessor is covered too, compared with it at both best rates."""
     by_slug = {r.row.slug: r for r in rows}
     out = []
     for above, below in zip(ladder, ladder[1:]):
         if above.slug in by_slug and below.slug in by_slug and below.vs is not None:
             mine, theirs = by_slug[below.slug], by_slug[above.slug]
-            def vs(a: RowAtRate | None, b: RowAtRate | None) -> Comparison | None:
+            def vs(a: SweepCell | None, b: SweepCell | None) -> Comparison | None:
                 return None if a is None or b is None else compare(
                     [r.val_loss for r in a.runs], [r.val_loss for r in b.runs], confidence=confidence, band=band_sds)
 
             main = vs(*(next(c for c in r.cells if c.main) for r in (mine, theirs)))
-            out.append(AtBest(mine, theirs, vs(mine.best, theirs.best), main))
+            out.append(SweepPair(mine, theirs, vs(mine.best, theirs.best), main))
     return out
 
 
