@@ -15,7 +15,7 @@ from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.pipeline.params import read_params
 from modern_gpt.reporting.cells import fence
-from modern_gpt.reporting.pages import build
+from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.config.sections import ServeConfig, section
@@ -101,7 +101,7 @@ def test_a_serve_record_goes_out_and_comes_back_the_same(tmp_path):
 
 def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
     rows = ladder([[1.0, 1.01, 1.02], [0.99, 1.0, 1.01], [0.98, 0.99, 1.0]])
-    text = build(Results([Ladder("main", rows, serve=served(rows, [4, 4, 2]))], Settings())).markdown
+    text = build_main(Results([Ladder("main", rows, serve=served(rows, [4, 4, 2]))], Settings())).markdown
     assert "## Serving cost" in text and "## Samples" in text
     lines = [line for line in text.splitlines() if line.startswith("| + RoPE")]
     assert [c.strip() for c in lines[0].strip("|").split("|")] == [
@@ -111,7 +111,7 @@ def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
             "131,049 full-context sequences fit in 16 GiB") in text
     assert "| attention |" not in text                              # no row has a window: no column for it
     assert "```text\nरामः वनम् 2\n```" in text and "on CPU X, 2 threads" in text
-    assert "## Serving cost" not in build(Results([Ladder("main", rows)], Settings())).markdown
+    assert "## Serving cost" not in build_main(Results([Ladder("main", rows)], Settings())).markdown
 
 
 def test_a_fence_is_longer_than_any_backticks_inside():
@@ -218,7 +218,7 @@ def test_the_serving_section_shows_a_windows_saving_computed_and_from_the_tensor
     windowed = dataclasses.replace(windowed, windows=(16, 16, 16, None), kv_bytes_per_token=8192,
                                    kv_bytes_per_sequence=2048 * 112, kv_bytes_tensor=2048 * 112,
                                    decode_tokens_per_sec=850.0)   # 3 x 16 + 64 layer-tokens
-    text = build(Results([Ladder("main", rows, serve=[full, windowed])], Settings())).markdown
+    text = build_main(Results([Ladder("main", rows, serve=[full, windowed])], Settings())).markdown
     line = next(x for x in text.splitlines() if x.startswith(f"| {rows[1].label}"))
     assert [c.strip() for c in line.strip("|").split("|")] == [
         rows[1].label, "2", "window 16 on 3 of 4 layers", "8 KiB", "224 KiB", "224 KiB", "0.44×",

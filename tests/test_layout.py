@@ -1,5 +1,5 @@
 """The rules of the source's shape, read from its syntax tree: each class name means one thing (it is defined once
-under src/); a function longer than 50 lines is split where a part has a name of its own, and a module longer than
+under src/), and so does each public module-level function's, but the listed ones; a function longer than 50 lines is split where a part has a name of its own, and a module longer than
 its folder allows by what it holds; no two modules import each other, however indirectly; and cli/ tells its
 commands from what they share, by folder (cli/__init__.py): a module directly in cli/ is a `modern-gpt` command,
 and a module in cli/support/ is none. Each rule has the few exceptions listed here with the reason they stay."""
@@ -20,6 +20,11 @@ STAY_WHOLE = {
 MODULE_LINES = 400                           # a module's lines at most, and less in the folders below
 FOLDER_LINES = {"src/modern_gpt/reporting": 300}
 CYCLES: list[set[str]] = []                 # none: each would be listed here with the reason it stays
+SAME_NAME = {                                # public module-level functions defined in more than one module
+    "add_parsers": "each command module's one entry point (cli/__init__.py reads it by that name)",
+    "generate": "the corpus's text (corpus/sanskrit) and a model's tokens (serving): each module's own verb",
+    "git": "two call shapes of one thing, running git (review/sides.py, cli/support/ray_runs.py)",
+}
 
 
 def definitions(kind) -> dict[str, list[ast.AST]]:
@@ -36,6 +41,15 @@ def test_each_class_name_is_defined_once():
     for where in definitions(ast.ClassDef):
         places[where.rsplit(":", 1)[1]].append(where)
     assert {name: p for name, p in places.items() if len(p) > 1} == {}
+
+
+def test_each_public_module_level_function_name_is_defined_once_but_the_listed_ones():
+    places = defaultdict(list)
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+                places[node.name].append(str(path.relative_to(ROOT)))
+    assert {name for name, p in places.items() if len(p) > 1} == set(SAME_NAME)
 
 
 def test_no_function_is_longer_than_50_lines_but_the_listed_ones():

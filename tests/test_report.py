@@ -13,7 +13,7 @@ import pytest
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.records.run import Point, RunRecord
 from modern_gpt.reporting.findings import memorised, overfitting
-from modern_gpt.reporting.pages import build
+from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, RowResult, ladder_results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
@@ -51,7 +51,7 @@ def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: S
 
 
 def report_of(vals, s: Settings = Settings(), params=None, info=None, **kw):
-    return build(Results([Ladder("main", ladder(vals, params, s), info or {})], s, **kw))
+    return build_main(Results([Ladder("main", ladder(vals, params, s), info or {})], s, **kw))
 
 
 def headers(confidence: float = 0.95) -> list[str]:
@@ -162,7 +162,7 @@ def test_a_diverged_seed_is_counted_in_the_csv_rows():
 def test_memorising_runs_are_flagged():
     rows = ladder([[0.05, 0.06], [0.04, 0.05], [0.04, 0.05]])
     assert memorised(rows, Settings()) == LABELS
-    assert "**Memorised:**" in build(Results([Ladder("main", rows)], Settings())).markdown
+    assert "**Memorised:**" in build_main(Results([Ladder("main", rows)], Settings())).markdown
     healthy = ladder([[1.2, 1.21], [1.1, 1.12], [1.0, 1.01]])
     assert memorised(healthy, Settings()) == []
     # below the corpus's entropy on the training text: memorised, whatever the threshold
@@ -174,7 +174,7 @@ def test_memorising_runs_are_flagged():
 def test_an_overfitting_curve_is_flagged():
     rows = ladder([[1.5, 1.5], [1.5, 1.5]], curve=[3.0, 1.2, 1.5])          # min 1.2, ends 25% above
     assert overfitting(rows, Settings()) == ["Step 1 baseline (seed 0, 1)", "+ RMSNorm (seed 0, 1)"]
-    assert "**Overfitting:**" in build(Results([Ladder("main", rows)], Settings())).markdown
+    assert "**Overfitting:**" in build_main(Results([Ladder("main", rows)], Settings())).markdown
     assert overfitting(ladder([[1.2, 1.2]], curve=[3.0, 1.2, 1.21]), Settings()) == []
 
 
@@ -199,7 +199,7 @@ def test_floor_row_and_aa_and_leave_one_out_sections():
     aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.205, 1.215, 1.2))],
                     rows[0])
     loo = [row_result("loo_norm", "− RMSNorm", [run(s, v) for s, v in enumerate((1.2, 1.21, 1.22))], rows[-1])]
-    report = build(Results([Ladder("main", rows)], Settings(floor=0.8), aa=aa, loo=loo))
+    report = build_main(Results([Ladder("main", rows)], Settings(floor=0.8), aa=aa, loo=loo))
     body = table(report.markdown)
     assert body[3]["variant"] == "floor (entropy of the corpus process)"
     assert body[3]["bpc"] == f"{0.8 / math.log(2):.3f}" and body[3]["val"] == "0.8000" and body[3]["#"] == ""
@@ -218,7 +218,7 @@ def test_an_aa_check_that_finds_a_difference_says_to_distrust_the_verdicts():
     rows = ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
     aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.5, 1.51, 1.52))],
                     rows[0])
-    assert "treat every verdict above with suspicion" in build(Results([Ladder("main", rows)], Settings(), aa=aa)).markdown
+    assert "treat every verdict above with suspicion" in build_main(Results([Ladder("main", rows)], Settings(), aa=aa)).markdown
 
 
 def test_the_same_results_give_the_same_bytes():
@@ -335,7 +335,7 @@ def test_the_second_ladder_gets_its_own_report_by_the_same_rule_and_off_leaves_t
     first, second = Ladder("main", main), Ladder("beyond", beyond, {"optimizer": "Muon in + RoPE"})
     text = build_beyond(Results([first, second], s), second)
     assert text.startswith(W.BEYOND_TITLE) and "| optimizer | Muon in + RoPE |" in re.sub(" +", " ", text)
-    mine, theirs = table(text), table(build(Results([first], s)).markdown)
+    mine, theirs = table(text), table(build_main(Results([first], s)).markdown)
     assert [r["verdict"] for r in mine] == [r["verdict"] for r in theirs]          # the main table's rule
     assert mine[2]["Δ params"] == "+20,000 ≠"                                    # 115,000 against 95,000
     assert "**Every change against the book's design:** Δ val -0.2000" in text

@@ -11,7 +11,7 @@ import torch
 from modern_gpt.records.run import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import lr_plot, lr_rows
-from modern_gpt.reporting.pages import build
+from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
@@ -100,7 +100,7 @@ def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
                            "r1": {1.0: [1.004, 1.006, 1.008], 4.0: [0.900, 0.905, 0.910]}})
     [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
     assert pair.main.verdict in ("noise", "borderline") and pair.vs.verdict == "better"
-    text = build(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
+    text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert "## Learning rate" in text and "![validation loss against learning rate" in text
     assert "**+ QK-norm at lr 0.008 against + GQA at lr 0.002** (each at its best rate)" in text
     assert "The verdict changes: at lr 0.002 for both it was" in text
@@ -116,7 +116,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
     assert hot.spikes == (1, 0, 1) and hot.seeds_spiked == 2 and hot.val.n_diverged == 1 and hot.unstable
     assert not sweep[1].cells[1].unstable
     [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
-    text = build(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
+    text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert ("At lr 0.016 (×8), + GQA: spikes in 2/3 seeds (2 in all), diverged 1/3; + QK-norm: spikes in 0/3 seeds "
             "(0 in all), diverged 0/3. + QK-norm removed that instability.") in text
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in text[text.index("## Learning rate"):]
@@ -132,7 +132,7 @@ def test_a_stable_sweep_says_it_does_not_test_the_claim():
     ladder, sweep = swept({"r0": {1.0: [1.00, 1.01, 1.02], 2.0: [1.0, 1.0, 1.0]},
                            "r1": {1.0: [0.99, 1.00, 1.01], 2.0: [0.99, 0.99, 0.99]}})
     pairs = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
-    text = build(Results([Ladder("main", ladder, sweep=sweep, pairs=pairs)], Settings())).markdown
+    text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=pairs)], Settings())).markdown
     assert "+ GQA neither spiked nor diverged at any rate of the grid, so the grid does not test" in text
 
 
@@ -152,7 +152,7 @@ def test_the_plot_is_written_with_and_without_a_sweep(tmp_path):
 
 def test_no_sweep_no_section():
     ladder, _ = swept({"r0": {1.0: [1.00, 1.01, 1.02]}, "r1": {1.0: [0.99, 1.00, 1.01]}})
-    assert "## Learning rate" not in build(Results([Ladder("main", ladder)], Settings())).markdown
+    assert "## Learning rate" not in build_main(Results([Ladder("main", ladder)], Settings())).markdown
 
 
 def test_run_records_keep_their_step_losses_through_json():

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..core.files import write_bytes, write_json
 from ..records.stages import LadderName
-from .pages import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT, build, build_beyond, build_scale
+from .pages import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT, build_beyond, build_main, build_scale
 from .plots import LR_COLUMNS, curves, curves_plot, lr_plot, lr_rows, scale_plot
 from .results import Results
 from .runs_csv import RunLine, to_csv
@@ -27,7 +27,7 @@ def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
     """ablation.md, metrics.json and ablation.csv; runs.csv, one line per run (`runs`); the validation curves and the learning-rate grid, each as a
     plot and a CSV; each further ladder's report where it is on, and the scale ladders' (scale.md, .csv, .png)
     while sizes are listed (off, a report already there stays: git tracks it)."""
-    report = build(results)
+    report = build_main(results)
     s = results.settings
     lr_table = lr_rows([r for ladder in results.ladders for r in ladder.sweep])
     lr_plot(lr_table, out / SWEEP_PLOT)

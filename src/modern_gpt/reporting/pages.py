@@ -96,7 +96,7 @@ def build_beyond(results: Results, ladder: Ladder) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def build(results: Results) -> Report:
+def build_main(results: Results) -> Report:
     """The report of the main ladder (row 0 the baseline, each row against the one above), with the optional
     A/A copy of the baseline (compared with it), leave-one-out rows (compared with the full model),
     reruns with perturbed initial weights (compared with their rows), the learning-rate grid and the
