@@ -379,7 +379,8 @@ EDITS = [
     ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
     ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
     ("records/run.py", {"plan"} | RUNS | SERVE | REPORT),             # runs write records; the corpus stages no
-    ("config/params.py", CORPUS | {"plan"} | SERVE | REPORT),           # params reading: no run imports it
+    ("config/params.py", CORPUS | {"plan"} | SERVE | REPORT),         # params reading: no run imports it
+    ("core/files.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),     # every stage reads and writes files
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples
     ("hf/arch.py", set()),                                           # the bridge, a tool: no stage imports it
     ("nn/model.py", {"plan"} | RUNS | SERVE),                          # plan sizes MLPs with the model
