@@ -27,8 +27,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DVC = [sys.executable, "-m", "dvc"]
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@t", "DVC_NO_ANALYTICS": "1", "PYTHONPATH": "",
+# without PYTHONDONTWRITEBYTECODE (some machines set it): a stage process caches its checkout's compiled modules in
+# src/**/__pycache__ (ignored by git and .dvcignore), so the next process, and every copy of a build, skips compiling
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+       "DVC_NO_ANALYTICS": "1", "PYTHONPATH": "",
        # the stages run `python`: make it this interpreter, activated environment or not
        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 # one thread per run, as the workers and Ray's tasks train theirs (docs/machines.md): two thread counts round

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -110,7 +111,7 @@ def test_batched_seeds_refuse_what_would_break_the_equality(toy, change, message
 
 @pytest.mark.slow                  # the quick command, the bench or a stage in processes of their own
 def test_quick_command_batch_seeds_prints_the_same_table_as_seeds_one_by_one():
-    args = [sys.executable, "-m", "modern_gpt", "ablate", "--smoke", "--iters", "12", "--seeds", "2"]
+    args = [sys.executable, "-m", "modern_gpt", "ablate", "--smoke", "--iters", "6", "--n-layer", "1", "--seeds", "2"]
     one_by_one = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True).stdout
     batched = subprocess.run([*args, "--batch-seeds"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
 
@@ -187,32 +188,28 @@ def kernels(builds) -> Path:
     return builds / "kernels"
 
 
-@pytest.mark.slow
-def test_a_compiled_run_is_deterministic_and_the_next_process_reuses_its_kernels(tmp_path):
-    cold = compiled_run(tmp_path / "kernels", "default")
-    warm = compiled_run(tmp_path / "kernels", "default")
-    assert cold.compiled_graphs > 0 and cold.cached_graphs == 0          # the first process pays ...
-    assert warm.compiled_graphs == 0 and warm.cached_graphs == cold.compiled_graphs   # ... the next loads them
-    assert warm.curve == cold.curve and warm.val_loss == cold.val_loss     # same seed, same numbers
-    eager = compiled_run(tmp_path / "kernels", "none")
-    assert eager.compiled_graphs == eager.cached_graphs == 0
-    assert max(abs(p.val - q.val) for p, q in zip(eager.curve, cold.curve)) < 1e-3   # other kernels, same maths
+def stage_run(project: Path, row: str, seed: int, out: str) -> RunRecord:
+    """The run stage's script of `project` (a copy of this checkout's stages/ and src/), in a process of its own,
+    with no TORCHINDUCTOR_CACHE_DIR set: the script picks the kernel cache."""
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    subprocess.run([sys.executable, str(project / "stages" / "run.py"), row, str(seed), "--configs",
+                    str(project / "configs"), "--data", str(project / "tokenized"), "--out", str(project / out)],
+                   cwd=project, env=env, check=True, capture_output=True)
+    return RunRecord.from_dict(json.loads((project / out / row / str(seed) / "run.json").read_text()))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
-def test_every_compile_mode_trains_on_cpu(kernels, mode):
-    record = compiled_run(kernels, mode)
-    assert not record.diverged and record.compiled_graphs > 0 and math.isfinite(record.val_loss)
-
-
-@pytest.mark.slow
-def test_the_run_stage_keeps_its_kernels_in_the_projects_cache_folder(tmp_path):
-    """stages/run.py points Inductor at <project>/.cache/torchinductor (ignored by git and DVC): a second
-    process of the same row, another seed, compiles nothing."""
+def test_a_compiled_run_is_deterministic_and_the_next_process_reuses_the_kernels_the_project_keeps(tmp_path):
+    """stages/run.py points Inductor at <project>/.cache/torchinductor (ignored by git and DVC): in a copy of this
+    checkout, the first process compiles, the next (the same run, then another seed) compiles nothing and loads
+    them, with the same numbers; an eager run computes the same maths with other kernels. This test keeps a cache
+    of its own, cold (the copy's); the other compiled runs share the session's."""
+    project = tmp_path / "project"
+    for folder in ("src", "stages"):
+        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
     text = toy_text(3000)
     tok = SymbolTokenizer.fit({"kind": "char"}, text)
-    data = tmp_path / "tokenized"
+    data = project / "tokenized"
     data.mkdir()
     for name, part in zip(("train", "val"), split_text(text, 0.1)):
         (data / f"{name}.bin").write_bytes(token_bytes(tok.encode(part)))
@@ -222,21 +219,32 @@ def test_the_run_stage_keeps_its_kernels_in_the_projects_cache_folder(tmp_path):
                       SplitSize(len(tok.encode(val_text)), len(val_text)))
     (data / "meta.json").write_text(json.dumps(meta.to_dict()))
     row = tiny_rows(tok.vocab_size, n_layer=1)[-1]
-    train_cfg = TrainConfig(iters=4, batch_size=4, warmup_iters=1, eval_interval=2, eval_iters=2, compile="default")
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "row.json").write_text(json.dumps(RowConfig(row.config, train_cfg).to_dict()))
-    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
-    records = []
-    for seed in (0, 1):
-        subprocess.run([sys.executable, str(ROOT / "stages" / "run.py"), "row", str(seed), "--configs",
-                        str(tmp_path / "configs"), "--data", str(data), "--out", str(tmp_path / "runs")],
-                       cwd=tmp_path, env=env, check=True, capture_output=True)
-        records.append(json.loads((tmp_path / "runs" / "row" / str(seed) / "run.json").read_text()))
-    assert (ROOT / ".cache" / "torchinductor").is_dir()
-    assert records[1]["compiled_graphs"] == 0 and records[1]["cached_graphs"] > 0
-    assert records[0]["train"]["compile"] == "default"
+    (project / "configs").mkdir()
+    for name, mode in (("compiled", "default"), ("eager", "none")):
+        train_cfg = TrainConfig(iters=6, batch_size=4, lr=3e-3, min_lr=3e-4, warmup_iters=1, eval_interval=3,
+                                eval_iters=2, compile=mode)
+        (project / "configs" / f"{name}.json").write_text(json.dumps(RowConfig(row.config, train_cfg).to_dict()))
+
+    cold = stage_run(project, "compiled", 0, "cold")
+    warm = stage_run(project, "compiled", 0, "warm")
+    assert cold.train.compile == "default" and (project / ".cache" / "torchinductor").is_dir()
+    assert cold.compiled_graphs > 0 and cold.cached_graphs == 0          # the first process pays ...
+    assert warm.compiled_graphs == 0 and warm.cached_graphs == cold.compiled_graphs   # ... the next loads them
+    assert warm.curve == cold.curve and warm.val_loss == cold.val_loss     # same seed, same numbers
+    other_seed = stage_run(project, "compiled", 1, "warm")
+    assert other_seed.compiled_graphs == 0 and other_seed.cached_graphs > 0
+    eager = stage_run(project, "eager", 0, "eager")
+    assert eager.compiled_graphs == eager.cached_graphs == 0
+    assert max(abs(p.val - q.val) for p, q in zip(eager.curve, cold.curve)) < 1e-3   # other kernels, same maths
     ignored = subprocess.run(["git", "check-ignore", "-q", ".cache/torchinductor"], cwd=ROOT)
     assert ignored.returncode == 0 and "/.cache/" in (ROOT / ".dvcignore").read_text().split()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+def test_every_compile_mode_trains_on_cpu(kernels, mode):
+    record = compiled_run(kernels, mode)
+    assert not record.diverged and record.compiled_graphs > 0 and math.isfinite(record.val_loss)
 
 
 def test_batched_seeds_perturb_each_seed_as_its_own_run_does(toy):
