@@ -303,7 +303,7 @@ Path("out", sys.argv[1]).write_text("trained")
 
 
 @pytest.mark.slow
-@pytest.mark.both_cores
+@pytest.mark.light        # three DVC processes at once, but their runs sleep: about half a core in all
 def test_the_runner_trains_one_run_per_fake_gpu_and_a_kill_9_frees_a_gpu_for_the_next(tmp_path):
     """`modern-gpt repro` with the real dvc over six fake runs that take their GPU slot as stages/run.py does, on
     three fake GPUs (CUDA_VISIBLE_DEVICES=0,1,2, train.device cuda). --jobs auto is one run per GPU; each started
