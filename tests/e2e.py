@@ -112,6 +112,14 @@ def project_copy(tmp: Path, **overrides) -> Path:
     return repo
 
 
+def code_copy(dest: Path) -> Path:
+    """This checkout's src/ and stages/ in dest (no bytecode, no egg-info): what a stage script needs to run the
+    copy's own code (each script puts <its checkout>/src first on sys.path)."""
+    for folder in ("src", "stages"):
+        shutil.copytree(ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    return dest
+
+
 def status(repo: Path) -> set[str]:
     """The stages `dvc status` names, asked in this process (the same `Repo.status()` the command prints as JSON,
     in the repo's folder: DVC names a stage by its path from there)."""

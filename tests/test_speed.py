@@ -6,7 +6,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ import torch
 
 import modern_gpt.training.loop as loop
 from conftest import tiny_rows, toy_text
+from e2e import code_copy
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import token_bytes
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
@@ -158,6 +158,7 @@ COMPILED_RUN = textwrap.dedent("""
     import json, sys, torch
     sys.path.insert(0, sys.argv[1])
     from conftest import tiny_rows, toy_text
+from e2e import code_copy
     from modern_gpt.corpus.reading import split_text
     from modern_gpt.corpus.tokenizers import SymbolTokenizer
     from modern_gpt.config import TrainConfig
@@ -204,16 +205,14 @@ def test_a_compiled_run_is_deterministic_and_the_next_process_reuses_the_kernels
     checkout, the first process compiles, the next (the same run, then another seed) compiles nothing and loads
     them, with the same numbers; an eager run computes the same maths with other kernels. This test keeps a cache
     of its own, cold (the copy's); the other compiled runs share the session's."""
-    project = tmp_path / "project"
-    for folder in ("src", "stages"):
-        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    project = code_copy(tmp_path / "project")
     text = toy_text(3000)
     tok = SymbolTokenizer.fit({"kind": "char"}, text)
     data = project / "tokenized"
     data.mkdir()
-    for name, part in zip(("train", "val"), split_text(text, 0.1)):
-        (data / f"{name}.bin").write_bytes(token_bytes(tok.encode(part)))
     train_text, val_text = split_text(text, 0.1)
+    for name, part in (("train", train_text), ("val", val_text)):
+        (data / f"{name}.bin").write_bytes(token_bytes(tok.encode(part)))
     meta = CorpusMeta(CorpusFile("toy.txt", len(text.encode()), "", len(text)), 0.1, "char", tok.vocab_size,
                       SplitSize(len(tok.encode(train_text)), len(train_text)),
                       SplitSize(len(tok.encode(val_text)), len(val_text)))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from e2e import code_copy
 from modern_gpt.config.sections import SECTIONS
 from modern_gpt.pipeline.families import TRAINING
 
@@ -123,10 +124,7 @@ def test_each_stage_script_runs_its_own_checkouts_src(tmp_path):
     """The `sys.path[0] = <checkout>/src` line of each script is what makes a copy of the project (DVC's
     experiments, the pipeline tests' temporary repos) run its own code: the installed package is the
     original checkout's (pip install -e .), and without the line a copy's script imports that one."""
-    import shutil
-    copy = tmp_path / "copy"
-    shutil.copytree(ROOT / "src", copy / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
-    shutil.copytree(ROOT / "stages", copy / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    copy = code_copy(tmp_path / "copy")
     init = copy / "src" / "modern_gpt" / "__init__.py"
     init.write_text(init.read_text() + "\nimport sys as _sys; print('the copy', file=_sys.stderr)\n")
     for script in sorted((copy / "stages").glob("*.py")):
