@@ -158,7 +158,6 @@ COMPILED_RUN = textwrap.dedent("""
     import json, sys, torch
     sys.path.insert(0, sys.argv[1])
     from conftest import tiny_rows, toy_text
-from e2e import code_copy
     from modern_gpt.corpus.reading import split_text
     from modern_gpt.corpus.tokenizers import SymbolTokenizer
     from modern_gpt.config import TrainConfig
