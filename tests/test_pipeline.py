@@ -810,8 +810,8 @@ def test_a_users_corpus_folder_from_params(options_repo):
 
 
 
-# Ray: a real local cluster of 2 CPUs for each test below, started and stopped with it. The tests are both_cores: none
-# runs beside another slow test, so no cluster's daemons load another test (and `ray stop` stops only this one).
+# Ray: a real local cluster of 2 CPUs for the test below, started and stopped with it. The test is both_cores: it
+# runs beside no other slow test, so the cluster's daemons load no other test (and `ray stop` stops only this one).
 
 RAY = str(Path(sys.executable).parent / "ray")
 REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
@@ -831,9 +831,9 @@ def ray_cluster():
     subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=300)
 
 
-def driver_clone(repo: Path, tmp_path: Path) -> Path:
+def driver_clone(repo: Path, tmp_path: Path, name: str = "driver") -> Path:
     """A clone of the fixture's commit with nothing recorded, as a user's driver: every run is trained or pulled."""
-    path = tmp_path / "driver"
+    path = tmp_path / name
     sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
     sh(["git", "rm", "-q", "dvc.lock"], path)
     commit(path, "no lock")
@@ -859,20 +859,46 @@ def slot_holders() -> set[int]:
 
 
 @pytest.mark.both_cores
-def test_repro_on_ray_trains_each_run_once_through_a_killed_worker_and_writes_the_same_report(options_and_remote,
-                                                                                              ray_cluster, tmp_path):
+def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_once_through_a_killed_worker(
+        options_and_remote, ray_cluster, tmp_path):
     """`modern-gpt repro --ray ADDRESS` on the options build's commit (10 runs of three families), on a real local
-    Ray cluster of 2 CPUs, one task per run, with the default remote holding every run but four (and no serve). Once a run holds
-    its core slot, its worker's process group is killed (kill -9): Ray's retry trains that run again, no process of
-    the group survives, the four are trained and the rest pulled, and every run is trained exactly once (counted
-    from the remote's run-cache). The report then equals the build's in every column but the seconds."""
+    Ray cluster of 2 CPUs (one cluster for both parts: starting one costs more than either part's checks).
+    First what it refuses, in one line each, before any task starts: a dirty workspace, a remote it cannot write,
+    an address where no cluster listens. Then one task per run, with the default remote holding every run but four
+    (and no serve). Once a run holds its core slot, its worker's process group is killed (kill -9): Ray's retry
+    trains that run again, no process of the group survives, the four are trained and the rest pulled, and every
+    run is trained exactly once (counted from the remote's run-cache). The report then equals the build's in every
+    column but the seconds."""
     repo = options_and_remote
     missing = sorted(OPTION_RUNS)[::3]
     forget(repo, tmp_path / "modern-gpt-remote", [*missing, *OPTION_SERVE, "report"])
+    nodes = tmp_path / "nodes"
+    cmd = [*REPRO, "--ray", ray_cluster, "--workdir", str(nodes)]
+
+    refused = driver_clone(repo, tmp_path, "refused")   # its own clone: a refusal may have run the cheap stages
+    edit(refused / "params.yaml")
+    out = sh(cmd, refused, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("modern-gpt: error: --ray: params.yaml differ from commit ")
+    assert "which the workers check out: they would train something else" in out.stderr
+    sh(["git", "checkout", "params.yaml"], refused)
+    sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], refused)
+    out = sh(cmd, refused, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
+    sh(["git", "checkout", ".dvc/config"], refused)
+    import socket
+    with socket.socket() as s:                       # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], refused, check=False)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
+    assert not nodes.exists() and not (refused / "data" / "runs").exists()      # no task ever started
+
     driver = driver_clone(repo, tmp_path)
     log = tmp_path / "driver.log"
-    proc = subprocess.Popen([*REPRO, "--ray", ray_cluster, "--workdir", str(tmp_path / "nodes")],
-                            cwd=driver, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, cwd=driver, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
     deadline, victim = time.time() + 300, None
     while victim is None and proc.poll() is None and time.time() < deadline:
         runs = [p for p in psutil.process_iter(["cmdline"]) if "stages/run.py" in " ".join(p.info["cmdline"] or [])]
@@ -902,30 +928,3 @@ def _pgid(pid: int) -> int | None:
         return os.getpgid(pid)
     except OSError:
         return None
-
-
-@pytest.mark.both_cores
-def test_repro_on_ray_refuses_a_dirty_workspace_a_bad_remote_and_no_cluster_before_any_task(options_repo, ray_cluster,
-                                                                                             tmp_path):
-    driver = driver_clone(options_repo, tmp_path)
-    nodes = tmp_path / "nodes"
-    cmd = [*REPRO, "--ray", ray_cluster, "--workdir", str(nodes)]
-    edit(driver / "params.yaml")
-    out = sh(cmd, driver, check=False)
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert out.stderr.startswith("modern-gpt: error: --ray: params.yaml differ from commit ")
-    assert "which the workers check out: they would train something else" in out.stderr
-    sh(["git", "checkout", "params.yaml"], driver)
-    sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], driver)
-    out = sh(cmd, driver, check=False)
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
-    sh(["git", "checkout", ".dvc/config"], driver)
-    import socket
-    with socket.socket() as s:                       # a port where nothing listens
-        s.bind(("127.0.0.1", 0))
-        closed = f"127.0.0.1:{s.getsockname()[1]}"
-    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], driver, check=False)
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
-    assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
-    assert not nodes.exists() and not (driver / "data" / "runs").exists()      # no task ever started
