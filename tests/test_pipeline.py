@@ -862,7 +862,7 @@ def slot_holders() -> set[int]:
 def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_once_through_a_killed_worker(
         options_and_remote, ray_cluster, tmp_path):
     """`modern-gpt repro --ray ADDRESS` on the options build's commit (10 runs of three families), on a real local
-    Ray cluster of 2 CPUs (one cluster for both parts: starting one costs more than either part's checks).
+    Ray cluster of 2 CPUs, one for both parts (starting and stopping one takes about 9 s here).
     First what it refuses, in one line each, before any task starts: a dirty workspace, a remote it cannot write,
     an address where no cluster listens. Then one task per run, with the default remote holding every run but four
     (and no serve). Once a run holds its core slot, its worker's process group is killed (kill -9): Ray's retry
