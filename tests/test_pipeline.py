@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -817,12 +818,16 @@ RAY = str(Path(sys.executable).parent / "ray")
 REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
 
 
-@pytest.fixture
-def ray_cluster():
-    import socket
+def free_port() -> int:
+    """A local TCP port no process listens on (the system's pick, released at once)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def ray_cluster():
+    port = free_port()
     env = {**ENV, "RAY_USAGE_STATS_ENABLED": "0"}
     subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
                     "--object-store-memory=80000000", "--disable-usage-stats"], env=env, check=True,
@@ -887,10 +892,7 @@ def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_onc
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
     sh(["git", "checkout", ".dvc/config"], refused)
-    import socket
-    with socket.socket() as s:                       # a port where nothing listens
-        s.bind(("127.0.0.1", 0))
-        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    closed = f"127.0.0.1:{free_port()}"                 # a port where nothing listens
     out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], refused, check=False)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
