@@ -1,4 +1,5 @@
-"""Adding a norm is its name in config/choices.py, one class and one table entry in nn/model.py, and a label.
+"""Adding a norm is its name in config/choices.py, one class and one table entry in nn/model.py, and a label in
+the norm switch's declaration (changes/builtin.py). A change of a new kind is one file: tests/test_changes.py.
 
 DyT (Dynamic Tanh, Zhu et al. 2025: y = w · tanh(a · x) + b, no statistics) is added here, in the test, and
 a row with it goes through the pipeline's own stage scripts, in process: tokenize → plan → run → serve → report.
@@ -17,7 +18,7 @@ from conftest import toy_text
 from modern_gpt.config import choices
 from modern_gpt.config.params import read_yaml
 from modern_gpt.nn import model
-from modern_gpt.pipeline import labels
+from modern_gpt.changes.builtin import declared
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,7 +47,7 @@ def test_a_new_norm_is_one_name_one_class_one_entry_and_a_label(tmp_path, monkey
     monkeypatch.setattr(choices, "NORMS", (*choices.NORMS, "dyt"))                   # the name
     monkeypatch.setattr("modern_gpt.config.model.NORMS", choices.NORMS)               # (as config/model.py sees it)
     monkeypatch.setitem(model.NORMS, "dyt", lambda dim, cfg: DyT(dim))               # the class's table entry
-    monkeypatch.setitem(labels.NAMES, ("norm", "dyt"), "DyT")                        # the label
+    monkeypatch.setitem(declared("norm").labels, "dyt", "DyT")                       # the label, in its declaration
     choices.registered("norm", choices.NORMS, model.NORMS)                          # the import-time check holds
 
     (tmp_path / "corpus.txt").write_text(toy_text(6000), encoding="utf-8")

@@ -247,8 +247,8 @@ def test_every_block_rotates_with_the_models_tables(tiny_cfg, monkeypatch):
     assert not torch.allclose(rope(idx)[0], nope(idx)[0])
     seen = []
     real_forward = Attention.forward
-    monkeypatch.setattr(Attention, "forward",
-                        lambda self, x, tables, kv=None: seen.append(tables) or real_forward(self, x, tables, kv))
+    monkeypatch.setattr(Attention, "forward", lambda self, x, tables, kv=None, state=None:
+                        seen.append(tables) or real_forward(self, x, tables, kv, state))
     rope(idx)
     assert len(seen) == tiny_cfg.n_layer                 # every layer gets views of the model's own tables
     assert all(c.data_ptr() == rope.pos.cos.data_ptr() and s.data_ptr() == rope.pos.sin.data_ptr()

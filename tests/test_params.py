@@ -139,7 +139,8 @@ BAD = [
     (with_("sweep", "seeds", [0, 7]), "sweep.seeds=[0, 7]: must list seeds of the main table ([0, 1, 2, 3, 4])"),
     (with_("sweep", "seeds", []), "sweep.seeds=[]: must list seeds of the main table"),
     (with_("beyond", "ladder", ["mlp", "warp"]), "beyond.ladder=['mlp', 'warp']: must list flags given a value under "
-     "beyond.model or beyond.train (mlp, tie_embeddings, logit_softcap, attn_window, optimizer), each once; [] switches it off"),
+     "beyond.model or beyond.train (mlp, tie_embeddings, logit_softcap, attn_window, parallel_block, value_residual, "
+     "optimizer), each once; [] switches it off"),
     (with_("beyond", "ladder", ["mlp", "mlp"]), "beyond.ladder=['mlp', 'mlp']: must list flags"),
     (with_("beyond", "ladder", "mlp"), "beyond.ladder='mlp': must list flags"),
     (with_("beyond", None, {"ladder": [], "model": {"mlp": "relu3"}}),      # off, its values are checked still

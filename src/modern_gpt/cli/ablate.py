@@ -7,6 +7,7 @@ Verdicts come from the same rule and the same function as the report's (reportin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Callable
 
@@ -20,6 +21,7 @@ from ..config.params import project_params, sections
 from ..corpus.reading import read_corpus, split_text
 from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import Row
+from ..pipeline.params import parse
 from ..reporting.findings import quick_warnings
 from ..reporting.results import RowResult, row_result
 from ..reporting.settings import Settings
@@ -42,6 +44,9 @@ def add_parsers(sub) -> None:
     a.add_argument("--lr", type=float, help="peak learning rate")
     a.add_argument("--seeds", type=int, default=1, help="seeds per row; >1 adds mean±range and a spread verdict")
     a.add_argument("--val-fraction", type=float, default=0.1, help="the last fraction of the corpus validates")
+    a.add_argument("--beyond", action="store_true",
+                   help="the second ladder (params.yaml's beyond:, your own changes' rows included) from the book's "
+                        "design, in place of the main ladder")
     a.add_argument("--batch-seeds", action="store_true",
                    help="train a row's seeds as one batched model: the same numbers; faster where one small model "
                         "leaves the device idle (a GPU), slower on a CPU (docs/speed.md)")
@@ -68,6 +73,12 @@ def generated_floor() -> float:
     return entropy_per_char(5000, seed=1)[0]
 
 
+def second_ladder_train(row: Row) -> dict:
+    """What a second-ladder row switches of params.yaml's train: (its optimiser: Muon), for the quick recipe."""
+    given = parse(project_params()).train.to_dict()
+    return {k: v for k, v in row.train.to_dict().items() if given[k] != v}
+
+
 def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
                seeds: list[int], val_chars: int, progress: bool = True,
                on_row: Callable[[RowResult], None] | None = None, batch_seeds: bool = False) -> list[RowResult]:
@@ -75,11 +86,12 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
     as one batched model (training.batched), the same numbers to rounding."""
     results: list[RowResult] = []
     for row in rows:
+        row_train = train_cfg if row.train is None else dataclasses.replace(train_cfg, **second_ladder_train(row))
         if batch_seeds:
-            runs = [r for _, r in run_seeds(row.slug, row.config, train_cfg, train_data, val_data, seeds,
+            runs = [r for _, r in run_seeds(row.slug, row.config, row_train, train_data, val_data, seeds,
                                             val_chars=val_chars, label=row.label, progress=progress)]
         else:
-            runs = [run(row.slug, row.config, train_cfg, train_data, val_data, seed, val_chars=val_chars,
+            runs = [run(row.slug, row.config, row_train, train_data, val_data, seed, val_chars=val_chars,
                         label=f"{row.label} (seed {seed})" if len(seeds) > 1 else row.label, progress=progress)[1]
                     for seed in seeds]
         results.append(row_result(row.slug, row.label, runs, results[-1] if results else None))
@@ -96,7 +108,7 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     train_text, val_text = split_text(text, args.val_fraction)
     tok = SymbolTokenizer.fit({"kind": "char"}, train_text, val_text)
     train_data, val_data = torch.tensor(tok.encode(train_text)), torch.tensor(tok.encode(val_text))
-    rows = rows_for(settings, tok.vocab_size, args.n_kv_head)
+    rows = rows_for(settings, tok.vocab_size, args.n_kv_head, beyond=args.beyond)
     iters = settings["iters"]
     train_cfg = TrainConfig(
         iters=iters, batch_size=settings["batch_size"], lr=settings["lr"], min_lr=settings["lr"] / 10,

@@ -5,6 +5,9 @@ the plan (pipeline/) and the bridge (hf/) both import it from here, so the plan 
 
 from __future__ import annotations
 
+import dataclasses
+
+from .. import changes
 from .model import ModelConfig
 from ..core.errors import ConfigError
 
@@ -12,10 +15,31 @@ GPT2, LLAMA, MISTRAL, QWEN3 = "GPT2LMHeadModel", "LlamaForCausalLM", "MistralFor
 HF_CLASSES = (GPT2, LLAMA, MISTRAL, QWEN3)
 
 
+# The allow-list: the ModelConfig fields these rules and the bridge (hf/config_map.py, hf/weights.py) know. A field
+# not listed (a new one) is refused unless at its default; a change of a new kind switched on is refused by name.
+KNOWN = ("vocab_size", "block_size", "n_layer", "n_head", "n_kv_head", "n_embd", "head_dim", "dropout", "norm",
+         "norm_eps", "norm_placement", "pos", "rope_base", "mlp", "mlp_multiple", "mlp_hidden", "bias", "qk_norm",
+         "tie_embeddings", "logit_softcap", "attn_window", "global_every")
+
+
 def hf_class(cfg: ModelConfig) -> str:
     """The name of the HF class that computes exactly what `cfg` computes, or a one-line ConfigError."""
+    _refuse_what_no_rule_knows(cfg)
     _refuse_what_no_class_computes(cfg)
     return _learned_positions_class(cfg) if cfg.pos == "learned" else _rope_class(cfg)
+
+
+def _refuse_what_no_rule_knows(cfg: ModelConfig) -> None:
+    """A change of a new kind switched on, or a field these rules do not list away from its default."""
+    for name, value in cfg.changes:
+        change = changes.plugged(name)
+        raise ConfigError(f"{name}={str(value).lower() if isinstance(value, bool) else value}: no Hugging Face class "
+                          f"here computes it ({change.source} declares hf=None)")
+    for f in dataclasses.fields(cfg):
+        if f.name not in KNOWN and f.name != "changes" and getattr(cfg, f.name) != f.default:
+            raise ConfigError(f"{f.name}={getattr(cfg, f.name)!r}: no Hugging Face class here is known to compute it "
+                              f"(a field of {type(cfg).__module__.replace('.', '/')}.py that config/hf_class.py's "
+                              "KNOWN does not list)")
 
 
 def _refuse_what_no_class_computes(cfg: ModelConfig) -> None:

@@ -8,10 +8,11 @@ message that names the field and says what is allowed. Torch-free.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
-from ..core.errors import ConfigError
+from .. import changes as registry
+from ..core.errors import ConfigError, DataError
 from .choices import MLP_HIDDEN, MLPS, NORMS, PLACEMENTS, POSITIONS
 from .validate import check_choice, check_positive, check_types, from_dict
 
@@ -43,9 +44,13 @@ class ModelConfig:
     logit_softcap: float = 0.0     # > 0: logits squashed to cap·tanh(logits / cap) (Gemma 2, nanochat: 15); 0: off
     attn_window: int = 0           # > 0: local layers attend to the last attn_window tokens, their own included; 0: off
     global_every: int = 0          # with a window: every k-th layer (1-based, as Gemma counts) attends to all; 0: none
+    # changes of a new kind (changes/<name>.py), those switched on: ((name, value), ...), sorted. A config file lists
+    # each as a key of its own (`parallel_block: true`), and `cfg.parallel_block` reads it (its default when off)
+    changes: tuple = field(default=(), metadata={"untyped": True})
 
     def __post_init__(self) -> None:
         check_types(self)
+        object.__setattr__(self, "changes", _switched_on(self.changes))
         check_positive(self, "vocab_size", "block_size", "n_layer", "n_head", "n_kv_head", "n_embd", "mlp_multiple")
         check_choice("norm", self.norm, NORMS)
         check_choice("norm_placement", self.norm_placement, PLACEMENTS)
@@ -88,6 +93,24 @@ class ModelConfig:
                 f"n_embd={self.n_embd}, n_head={self.n_head}: RoPE rotates pairs of dimensions, "
                 f"so the head dim ({self.head_dim}) must be even"
             )
+        for name, _ in self.changes:
+            change = registry.plugged(name)
+            if change.check is not None:
+                change.check(self)
+
+    def __getattr__(self, name: str) -> Any:
+        """A change of a new kind's switch: its value here, or its default where this config leaves it off."""
+        change = None if name.startswith("_") or name == "changes" else registry.plugged(name)
+        if change is None:
+            raise AttributeError(f"{type(self).__name__!r} has no field or change {name!r}")
+        return dict(self.changes).get(name, change.default)
+
+    def replace(self, **values: Any) -> "ModelConfig":
+        """This config with some fields or changes' switches set otherwise (a change set to its default is off)."""
+        names = {f.name for f in dataclasses.fields(self)} - {"changes"}
+        switched = {k: v for k, v in values.items() if k not in names}
+        kept = {k: v for k, v in values.items() if k in names}
+        return dataclasses.replace(self, **kept, changes=(*self.changes, *switched.items()))
 
     @property
     def hidden(self) -> int:
@@ -105,7 +128,44 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "model") -> "ModelConfig":
+        """From a params section or a config file: ModelConfig's fields, and a key per change switched on."""
+        if isinstance(d, Mapping):
+            names = {f.name for f in dataclasses.fields(cls)} - {"changes"}
+            others = {k: v for k, v in d.items() if k not in names}
+            d = {**{k: v for k, v in d.items() if k in names}, **({"changes": others} if others else {})}
         return from_dict(cls, d, where)
 
+    @classmethod
+    def from_record(cls, d: Any, where: str) -> "ModelConfig":
+        """From a file between stages (configs/<row>.json's model): every field, plus the changes it switches on."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"changes"}
+        if not isinstance(d, Mapping) or not names <= set(d) <= names | set(registry.plugged_names()):
+            got = sorted(d) if isinstance(d, Mapping) else type(d).__name__
+            raise DataError(f"{where}: not a ModelConfig of this version (keys {got}); rerun it: dvc repro")
+        try:
+            return cls(**{k: d[k] for k in names}, changes={k: v for k, v in d.items() if k not in names})
+        except ConfigError as e:
+            raise DataError(f"{where}: {e}; rerun it: dvc repro") from None
+
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Every field, then each change switched on as a key of its own (none: the file of a config without any)."""
+        d = dataclasses.asdict(self)
+        return {**{k: v for k, v in d.items() if k != "changes"}, **dict(self.changes)}
+
+
+def model_keys() -> list[str]:
+    """What a model section or config file may set: ModelConfig's fields, then every change of a new kind."""
+    return [f.name for f in dataclasses.fields(ModelConfig) if f.name != "changes"] + list(registry.plugged_names())
+
+
+def _switched_on(given: Any) -> tuple:
+    """((name, value), ...) of the changes a config switches on, sorted, each checked; a default is off."""
+    pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
+    out = {}
+    for name, value in pairs:
+        change = registry.plugged(name) if isinstance(name, str) else None
+        if change is None:
+            raise ConfigError(f"{name}: unknown key; allowed keys are {', '.join(model_keys())}")
+        change.check_value(value)
+        out[name] = value
+    return tuple(sorted((k, v) for k, v in out.items() if v != registry.plugged(k).default))

@@ -9,22 +9,18 @@ No run imports this file: a run reads its own resolved config (configs/<row>.jso
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
-from .model import ModelConfig
+from .model import ModelConfig, model_keys
 from .validate import check_keys
-
-MODEL_KEYS = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "vocab_size"]
-
 
 def _mapping(raw: Any, where: str) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: must be a mapping, got {raw!r}")
-    check_keys(raw, where, MODEL_KEYS)
+    check_keys(raw, where, [k for k in model_keys() if k != "vocab_size"])
     return dict(raw)
 
 

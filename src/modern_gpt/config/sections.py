@@ -15,7 +15,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Mapping, TypeVar
 
 from ..core.errors import ConfigError
-from .model import ModelConfig
+from .model import ModelConfig, model_keys
 from .train import TrainConfig
 from .validate import check_choice, check_keys, check_number, from_dict, seed_list
 
@@ -168,7 +168,7 @@ class LadderConfig:
     flags: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        known = [f.name for f in fields(ModelConfig)]
+        known = model_keys()
         for i, flag in enumerate(self.flags):
             if flag not in known:
                 raise ConfigError(f"ladder: unknown flag {flag!r}; allowed flags are {', '.join(known)}")
@@ -201,8 +201,8 @@ class BeyondConfig:
             values = getattr(self, name)
             if not isinstance(values, Mapping):
                 raise ConfigError(f"{name}: must be a mapping of flag: value, got {values!r}")
-            known = [f.name for f in fields(cls) if f.name != "vocab_size"]
-            check_keys(values, name, known)
+            known = model_keys() if cls is ModelConfig else [f.name for f in fields(cls)]
+            check_keys(values, name, [k for k in known if k != "vocab_size"])
         given = [*self.model, *self.train]
         if not isinstance(self.ladder, list) or any(f not in given for f in self.ladder) \
                 or len(set(self.ladder)) != len(self.ladder):

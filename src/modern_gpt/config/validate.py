@@ -47,6 +47,8 @@ def check_types(cfg: Any) -> None:
     """Check every field of a dataclass instance against its annotation; store floats as float."""
     hints = typing.get_type_hints(type(cfg))
     for f in dataclasses.fields(cfg):
+        if f.metadata.get("untyped"):          # checked by the class itself (ModelConfig.changes)
+            continue
         check, allowed, convert, optional = field_rule(type(cfg), f.name, hints[f.name])
         value = getattr(cfg, f.name)
         if value is None and optional:

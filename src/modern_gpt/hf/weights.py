@@ -141,8 +141,14 @@ def key_pairs(cfg: ModelConfig) -> list[tuple[tuple[str, ...], str, Layout]]:
 
 def to_hf_state(cfg: ModelConfig, sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Our state dict → the HF class's; lm_head is the token matrix when tied, its own matrix when not."""
-    out = {theirs: layout.to_hf([sd[k] for k in ours], cfg) for ours, theirs, layout in key_pairs(cfg)}
-    out["lm_head.weight"] = sd["tok_emb.weight" if cfg.tie_embeddings else "lm_head.weight"]
+    pairs = key_pairs(cfg)
+    out = {theirs: layout.to_hf([sd[k] for k in ours], cfg) for ours, theirs, layout in pairs}
+    head = "tok_emb.weight" if cfg.tie_embeddings else "lm_head.weight"
+    out["lm_head.weight"] = sd[head]
+    left = sorted(set(sd) - {k for ours, _, _ in pairs for k in ours} - {head, "lm_head.weight"})
+    if left:                                 # a tensor the map does not place would be dropped: the export refuses
+        raise ConfigError(f"weights: {len(left)} tensor(s) of ours the {hf_class(cfg)} map has no place for, "
+                          f"e.g. {left[0]}")
     return out
 
 

@@ -4,6 +4,11 @@ Each switch of `ModelConfig` is one table here, value → module (NORMS, POSITIO
 registered against the names config/choices.py defines (a table with other keys fails at import), so a
 new value is its name there and one entry here. Optional pieces are
 `module if flag else None` with a single `if ... is not None` in forward.
+
+A change of a new kind (changes/<name>.py) plugs in at named points, by its install(gpt, value), which GPT calls
+with the blocks built and before the weights are initialised: a block's `wiring` (how attention and the MLP meet
+the residual stream), an attention's `mix_values` (its values, before the KV cache stores them), and `state`, one
+dict per forward call that every block sees in turn (what a layer leaves for the layers after it).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .. import changes
 from ..config import choices
 from ..config.choices import registered
 
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
     from ..config import ModelConfig
 
 Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin of the positions in hand, (T, head_dim/2) each
+State = dict[str, torch.Tensor]              # one forward call's: what a block leaves for the blocks after it
 
 
 NORMS = registered("norm", choices.NORMS, {
@@ -179,14 +186,18 @@ class Attention(nn.Module):
         self.o_proj = nn.Linear(cfg.n_head * self.head_dim, cfg.n_embd, bias=cfg.bias)
         self.q_norm = make_norm(cfg, self.head_dim) if cfg.qk_norm else None
         self.k_norm = make_norm(cfg, self.head_dim) if cfg.qk_norm else None
+        self.mix_values = None                           # a change's: (v, state) -> v, before the cache stores v
         self.dropout = cfg.dropout
         self.resid_dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None,
+                state: State | None = None) -> torch.Tensor:
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)     # (B, n_head, T, hd)
         k = self.k_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
         v = self.v_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
+        if self.mix_values is not None:
+            v = self.mix_values(v, state)
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)        # keeps q·k small whatever the weights grow to
         if rope is not None:
@@ -256,15 +267,15 @@ MLPS = registered("mlp", choices.MLPS, {                  # hidden widths: choic
 
 # ----------------------------------------------------------------------------------------- block
 
-def pre_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None) -> torch.Tensor:
+def pre_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None, state: State) -> torch.Tensor:
     """Today's wiring: the norm sits inside each branch; the residual stream is never normalised."""
-    x = x + block.attn(block.norm1(x), rope, kv)
+    x = x + block.attn(block.norm1(x), rope, kv, state)
     return x + block.mlp(block.norm2(x))
 
 
-def post_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None) -> torch.Tensor:
+def post_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None, state: State) -> torch.Tensor:
     """2017's wiring: normalise after each residual add."""
-    x = block.norm1(x + block.attn(x, rope, kv))
+    x = block.norm1(x + block.attn(x, rope, kv, state))
     return block.norm2(x + block.mlp(x))
 
 
@@ -278,13 +289,30 @@ class Block(nn.Module):
         self.attn = Attention(cfg, window)
         self.norm2 = make_norm(cfg, cfg.n_embd)
         self.mlp = MLPS[cfg.mlp](cfg)
-        self.wiring = PLACEMENTS[cfg.norm_placement]
+        self.wiring = PLACEMENTS[cfg.norm_placement]    # a change may rewire: (block, x, rope, kv, state) -> x
 
-    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None) -> torch.Tensor:
-        return self.wiring(self, x, rope, kv)
+    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None,
+                state: State | None = None) -> torch.Tensor:
+        return self.wiring(self, x, rope, kv, {} if state is None else state)
 
 
 # ----------------------------------------------------------------------------------------- GPT
+
+# The init rule, an allow-list: every Linear is one of these by name. Inputs (and the head) start at std 0.02; the
+# projections that write into the residual stream at 0.02 / sqrt(2 · n_layer) (GPT-2), so that the stream's
+# variance does not grow with depth. A change that adds a Linear names it as one of them, or the model refuses it.
+INPUT_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "gate", "up", "lm_head")
+OUTPUT_PROJECTIONS = ("o_proj", "down")
+
+
+def check_init_covers(model: nn.Module) -> None:
+    """A TypeError naming any Linear the init rule does not know (it would train with another init, unnoticed)."""
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] not in INPUT_PROJECTIONS + OUTPUT_PROJECTIONS:
+            raise TypeError(f"{name}: a Linear the init rule does not know; name it as an input projection "
+                            f"({', '.join(INPUT_PROJECTIONS)}) or as one that writes into the residual stream "
+                            f"({', '.join(OUTPUT_PROJECTIONS)}): nn/model.py's INPUT_PROJECTIONS, OUTPUT_PROJECTIONS")
+
 
 class GPT(nn.Module):
     def __init__(self, cfg: ModelConfig):
@@ -298,9 +326,12 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         if cfg.tie_embeddings:
             self.lm_head.weight = self.tok_emb.weight    # tied: one matrix reads and writes tokens
+        for name, value in cfg.changes:                  # changes of a new kind plug in here (changes/<name>.py)
+            changes.plugged(name).install(self, value)
+        check_init_covers(self)
         self.apply(self._init_weights)
         for name, p in self.named_parameters():          # residual outputs scaled down with depth (GPT-2)
-            if name.endswith(("o_proj.weight", "down.weight")):
+            if name.endswith(tuple(f"{n}.weight" for n in OUTPUT_PROJECTIONS)):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
 
     @staticmethod
@@ -330,8 +361,9 @@ class GPT(nn.Module):
             raise ValueError(f"sequence length {start + T} exceeds block_size={self.cfg.block_size}")
         x = self.drop(self.pos.add(self.tok_emb(idx), start))   # (B, T, n_embd)
         rope = self.pos.rope(start, T)
+        state: State = {}                                # this call's, passed from block to block
         for i, block in enumerate(self.blocks):
-            x = block(x, rope, cache.layer(i) if cache is not None else None)
+            x = block(x, rope, cache.layer(i) if cache is not None else None, state)
         if cache is not None:
             cache.length += T
         logits = self.lm_head(self.norm_f(x))            # (B, T, vocab_size)

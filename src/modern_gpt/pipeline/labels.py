@@ -1,26 +1,15 @@
-"""What a reader sees: a row's label from the change it makes. Display text only: no run depends on it."""
+"""What a reader sees: a row's label from the change it makes, by the change's declaration (changes/). Display text
+only: no run depends on it (a change of a new kind's own label lives in its file, which its own rows import)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..changes.builtin import declared
+
 if TYPE_CHECKING:
     from ..config import ModelConfig
 
-# (flag, value) → the change's name; anything not listed reads 'flag=value'
-NAMES: dict[tuple[str, Any], str] = {
-    ("norm", "rmsnorm"): "RMSNorm", ("norm", "layernorm"): "LayerNorm",
-    ("pos", "rope"): "RoPE", ("pos", "learned"): "learned positions", ("pos", "none"): "NoPE",
-    ("mlp", "swiglu"): "SwiGLU", ("mlp", "gelu"): "GELU",
-    ("bias", False): "no bias", ("bias", True): "bias",
-    ("qk_norm", True): "QK-norm", ("qk_norm", False): "no QK-norm",
-    ("norm_placement", "pre"): "pre-norm", ("norm_placement", "post"): "post-norm",
-    # past the book (params.yaml's beyond:)
-    ("mlp", "relu2"): "ReLU²",
-    ("tie_embeddings", False): "untied head", ("tie_embeddings", True): "tied head",
-    ("logit_softcap", 0.0): "no logit soft-cap",
-    ("optimizer", "muon"): "Muon", ("optimizer", "adamw"): "AdamW",
-}
 BASELINE = "Step 1 baseline"
 BOOK = "the book's design"          # the second ladder's row 0: the main ladder's last row
 
@@ -44,7 +33,8 @@ def change_name(flag: str, value: Any, cfg: ModelConfig) -> str:
         return f"{'MQA' if value == 1 else 'GQA'} (kv={value})"
     if flag == "logit_softcap" and value:
         return f"logit soft-cap {value:g}"
-    return NAMES.get((flag, value), f"{flag}={value}")
+    change = declared(flag)                              # each change's labels: changes/ (builtin.py, or its file)
+    return change.label(value) if change is not None else f"{flag}={value}"
 
 
 def row_label(flag: str, value: Any, cfg: ModelConfig, changed: bool) -> str:

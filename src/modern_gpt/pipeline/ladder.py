@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..config import ModelConfig, TrainConfig
@@ -29,7 +28,7 @@ def switch(cfg: ModelConfig, flag: str, value: Any, target: ModelConfig) -> Mode
     derived = [c.head_dim * c.n_head == c.n_embd for c in (cfg, target)]
     if flag in ("n_embd", "n_head") and all(derived):
         changes["head_dim"] = None
-    return dataclasses.replace(cfg, **changes)
+    return cfg.replace(**changes)
 
 
 def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> list[Row]:
@@ -50,7 +49,8 @@ def ladder(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str]) -> l
             raise ConfigError(f"ladder row {flag!r}: {e}") from None
         rows.append(Row(flag, row_label(flag, value, cfg, changed), cfg, changed))
     if cfg != model:
-        diff = [f.name for f in fields(ModelConfig) if getattr(cfg, f.name) != getattr(model, f.name)]
+        ours, theirs = cfg.to_dict(), model.to_dict()
+        diff = [k for k in {**ours, **theirs} if ours.get(k) != theirs.get(k)]
         raise ConfigError(
             f"ladder: baseline and model differ in {', '.join(diff)}, which the ladder does not walk; "
             "add them to the ladder or give the baseline the model's values"

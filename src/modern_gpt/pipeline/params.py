@@ -105,10 +105,8 @@ def parse(raw: Any) -> Params:
         beyond(full, train, params.beyond)
     else:                                                       # off, each on its own (a window need not fit a
         for flag, value in params.beyond.model.items():         # block_size shortened while the ladder is off)
-            try:
-                ModelConfig(**{flag: value, **({"block_size": value + 1} if flag == "attn_window" else {})})
-            except ConfigError as e:
-                raise ConfigError(f"beyond.model.{e}") from None
+            ModelConfig.from_dict({flag: value, **({"block_size": value + 1} if flag == "attn_window" else {})},
+                                  "beyond.model")
         beyond(full, train, dataclasses.replace(params.beyond, ladder=list(params.beyond.train), model={}))
     params.size_ladders(vocab_size=1)                                  # every size against every row, now
     check_launch(params.launch, train.batch_size)

@@ -52,7 +52,7 @@ class RunRecord:
     losses: tuple[float, ...] = field(default=())     # every step's training-batch loss (spikes: the report)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "model": self.model.to_dict()}    # its changes as keys of their own
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "run record") -> "RunRecord":

@@ -31,6 +31,8 @@ def build(cls: type[T], d: Any, where: str) -> T:
 
 
 def _value(hint: Any, value: Any, where: str) -> Any:
+    if isinstance(hint, type) and hasattr(hint, "from_record"):     # a class with keys of its own (ModelConfig's
+        return hint.from_record(value, where)                       # changes switched on)
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return build(hint, value, where)
     if isinstance(hint, type) and issubclass(hint, Enum):

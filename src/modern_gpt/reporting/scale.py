@@ -13,7 +13,7 @@ from .cells import interval, millions, num, verdict
 from .provenance import code_line, machine_line
 from .results import Results, RowResult
 from .stats import Verdict, verdict_text
-from .transfer import Change, Transfer, changes
+from .transfer import ChangeAcrossSizes, Transfer, changes
 
 
 def size_name(size: Size) -> str:
@@ -32,7 +32,7 @@ def sized(results: Results) -> list[tuple[Size, list[RowResult]]]:
     return [(s, results.main.rows if s.name is None else by_name[s.name]) for s in results.sizes]
 
 
-def scale_changes(results: Results) -> list[Change]:
+def scale_changes(results: Results) -> list[ChangeAcrossSizes]:
     s = results.settings
     return changes(sized(results), s.floor_per_token, s.confidence, s.borderline)
 
@@ -41,7 +41,7 @@ def _effect(x: float | None, floor: bool) -> str:
     return num(x, 3 if floor else 4, sign=True)
 
 
-def _trend(c: Change, floor: bool) -> tuple[str, str, str]:
+def _trend(c: ChangeAcrossSizes, floor: bool) -> tuple[str, str, str]:
     t = c.trend
     slope, low, high = c.slope
     settled = {Verdict.BETTER: "settled", Verdict.WORSE: "settled"}.get(t.verdict, verdict_text(t).split(" (")[0])
@@ -51,7 +51,7 @@ def _trend(c: Change, floor: bool) -> tuple[str, str, str]:
             else _effect(slope, floor))
 
 
-def size_table(found: list[Change], i: int, floor: bool) -> str:
+def size_table(found: list[ChangeAcrossSizes], i: int, floor: bool) -> str:
     """Size i's columns, a row per change, its N in the header. A table per size, not a column group each in one
     wide table, keeps every table at 5 columns however many sizes: a changed cell is a diff of one short line."""
     first = found[0].cells[i]
@@ -66,7 +66,7 @@ def size_table(found: list[Change], i: int, floor: bool) -> str:
                     colalign=["left"] + ["right"] * (len(headers) - 1))
 
 
-def transfer_table(found: list[Change], floor: bool) -> str:
+def transfer_table(found: list[ChangeAcrossSizes], floor: bool) -> str:
     """A row per change across the sizes: the trend, its interval, its slope, the transfer verdict."""
     measure = "r" if floor else "d"
     headers = ["change", f"trend of {measure} (largest − smallest)", "95% CI", "per decade of N", "transfer"]
@@ -79,7 +79,7 @@ def transfer_table(found: list[Change], floor: bool) -> str:
                     colalign=["left"] + ["right"] * (len(headers) - 2) + ["left"])
 
 
-def tables(found: list[Change], floor: bool) -> list[str]:
+def tables(found: list[ChangeAcrossSizes], floor: bool) -> list[str]:
     """A table per size, smallest N first, then the transfer table: 5 columns each, however many sizes are listed."""
     return [size_table(found, i, floor) for i in range(len(found[0].cells))] + [transfer_table(found, floor)]
 
@@ -112,7 +112,7 @@ def scale_provenance(results: Results) -> dict[str, str]:
     return info
 
 
-def csv_rows(found: list[Change], floor: bool) -> list[dict[str, Any]]:
+def csv_rows(found: list[ChangeAcrossSizes], floor: bool) -> list[dict[str, Any]]:
     """A row per change and size: what scale.png and `dvc plots` draw (effect: r with a floor, else d)."""
     return [{"row": c.slug, "variant": c.label, "size": size_name(cell.size),
              "params": cell.params, "measure": "r" if floor else "d",

@@ -94,7 +94,7 @@ class ChangeAtSize:
 
 
 @dataclass(frozen=True)
-class Change:
+class ChangeAcrossSizes:
     slug: str                            # the main ladder's row (its flag)
     label: str
     cells: list[ChangeAtSize]            # smallest size first
@@ -121,7 +121,7 @@ def _nan(x: Optional[float]) -> float:
 
 
 def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float], confidence: float = 0.95,
-            band: float = BAND) -> list[Change]:
+            band: float = BAND) -> list[ChangeAcrossSizes]:
     """Every change (row 1 onwards) across the sizes (`ladders`: (size, its rows), smallest N first). N is the
     full model's non-embedding count as its runs record it."""
     n = [rows[-1].runs[0].params_non_embedding for _, rows in ladders]
@@ -134,7 +134,7 @@ def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float],
             e = effects(rows[k], rows[k - 1], floor)
             cells.append(ChangeAtSize(size, params, rows[k], e, *mean_interval(e, confidence)))
         trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
-        out.append(Change(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend)))
+        out.append(ChangeAcrossSizes(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend)))
     return out
 
 

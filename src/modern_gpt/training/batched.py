@@ -33,7 +33,7 @@ warnings.filterwarnings("ignore", message="There is a performance drop because w
 
 def clip_each(grads: list[torch.Tensor], max_norm: float) -> None:
     """clip_grad_norm_ for every stacked model at once: each seed's global norm, each seed's factor."""
-    norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1).norm(dim=1)    # (seeds,)
+    norms = torch.stack([g.reshape(len(g), -1).norm(dim=1) for g in grads], dim=1).norm(dim=1)   # (seeds,)
     factor = (max_norm / (norms + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(factor.view(-1, *[1] * (g.dim() - 1)))
