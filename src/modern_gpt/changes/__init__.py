@@ -2,7 +2,7 @@
 its label, what the Hugging Face bridge does with it, and its model code.
 
 Two kinds, one declaration (`Change`):
-- built-in switches (builtin.py): fields of ModelConfig or TrainConfig, their code inline in nn/model.py and
+- built-in switches (builtin.py, which also finds any change by name: `declared`, `every`): fields of ModelConfig or TrainConfig, their code inline in nn/model.py and
   training/, so that the model still reads top to bottom;
 - a change of a new kind: one file here, `changes/<name>.py`, holding `CHANGE = Change(name="<name>", ...)`. Its
   switch is not a ModelConfig field: a config lists it only where it is on (configs/<row>.json names what a row
@@ -61,7 +61,6 @@ def _yaml(v: Any) -> str:
     return {True: "true", False: "false", None: "null"}.get(v, repr(v)) if isinstance(v, (bool, type(None))) else repr(v)
 
 
-
 def _source(path: str | None) -> str:
     return str(Path(path).resolve().relative_to(HERE.parents[1])) if path else ""
 
@@ -81,8 +80,9 @@ def plugged(name: str) -> Change | None:
     if change.hf is not None:
         raise TypeError(f"{_source(module.__file__)}: hf={change.hf!r}: a change of a new kind maps to no Hugging Face "
                         "class here (hf=None: export refuses it); a mapping is an entry of config/hf_class.py's KNOWN")
-    if change.default in change.tried or change.default not in change.values:
-        raise TypeError(f"{_source(module.__file__)}: default={change.default!r} must be one of values={change.values}")
+    if change.default not in change.values or not change.tried:
+        raise TypeError(f"{_source(module.__file__)}: default={change.default!r} must be one of values={change.values}, "
+                        "and another value must switch it on")
     object.__setattr__(change, "source", _source(module.__file__))
     return change
 

@@ -3,6 +3,10 @@
 Its defaults are the Step 1 (2017-style) GPT. The switches accept exactly the names in choices.py,
 against which nn/model.py registers its modules. Every check raises `ConfigError` with a one-line
 message that names the field and says what is allowed. Torch-free.
+
+A change of a new kind (changes/<name>.py) is no field here: `changes` holds those a config switches on, each read
+as if it were one (`cfg.parallel_block`), set by `replace`, and written as a key of its own only where it is on, so
+that adding a change leaves every other row's config file as it was.
 """
 
 from __future__ import annotations
@@ -155,7 +159,11 @@ class ModelConfig:
 
 def model_keys() -> list[str]:
     """What a model section or config file may set: ModelConfig's fields, then every change of a new kind."""
-    return [f.name for f in dataclasses.fields(ModelConfig) if f.name != "changes"] + list(registry.plugged_names())
+    fields = [f.name for f in dataclasses.fields(ModelConfig) if f.name != "changes"]
+    clash = sorted(set(fields) & set(registry.plugged_names()))
+    if clash:
+        raise ConfigError(f"{clash[0]}: a file of changes/ takes the name of a field of ModelConfig; rename the file")
+    return fields + list(registry.plugged_names())
 
 
 def _switched_on(given: Any) -> tuple:
