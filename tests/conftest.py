@@ -66,6 +66,13 @@ def builds_of(item) -> set[str]:
 
 
 @pytest.fixture
+def repo(builds, tmp_path) -> Path:
+    """A copy of its own of the smoke build (tests/e2e.py): the book's ladder, trained once per session by `dvc repro`
+    (which ran exactly the 16 runs, 7 serves, generate, tokenize, plan and report) and committed."""
+    return e2e.workspace("smoke", builds, tmp_path)
+
+
+@pytest.fixture
 def options_and_remote(builds, tmp_path) -> Path:
     """A copy of its own of the options build, and of the remote it pushed to (where the copy's default remote
     points: tmp_path/modern-gpt-remote)."""

@@ -134,3 +134,57 @@ def test_a_change_of_a_new_kind_is_one_key_of_a_config_and_only_when_on():
         ModelConfig.from_dict({**TINY.to_dict(), "n_layer": 1, "value_residual": True})
     with pytest.raises(ConfigError, match=r"^model.parallel_block=true with norm_placement='post': "):
         ModelConfig.from_dict({**TINY.to_dict(), "norm_placement": "post", "parallel_block": True})
+
+
+def test_a_field_the_hf_rules_do_not_list_is_refused_unless_at_its_default():
+    from modern_gpt.config.hf_class import hf_class
+    @dataclasses.dataclass(frozen=True)
+    class Wider(ModelConfig):
+        extra: int = 0                                                           # a field the rules never heard of
+
+    wider = Wider
+    modern = {k: v for k, v in TINY.to_dict().items()}
+    assert hf_class(wider(**modern)) == "Qwen3ForCausalLM"                       # at its default: as before
+    with pytest.raises(ConfigError, match=r"^extra=1: no Hugging Face class here is known to compute it \(a field of "
+                                          r"test_changes.py that config/hf_class.py's KNOWN does not list\)$"):
+        hf_class(wider(**modern, extra=1))
+
+
+def test_the_export_weight_map_refuses_a_tensor_it_has_no_place_for():
+    from modern_gpt.hf.weights import to_hf_state
+    state = GPT(TINY).state_dict()
+    assert "lm_head.weight" in to_hf_state(TINY, state)
+    with pytest.raises(ConfigError, match=r"^weights: 1 tensor\(s\) of ours the Qwen3ForCausalLM map has no place "
+                                          r"for, e.g. blocks.0.attn.extra$"):
+        to_hf_state(TINY, {**state, "blocks.0.attn.extra": torch.zeros(3)})
+
+
+def test_the_second_ladders_last_row_decodes_with_the_cache_as_it_recomputes():
+    """Every change of the second ladder at once, with a window that slides: the values mixed before the ring
+    buffer stores them."""
+    cfg = TINY.replace(mlp="relu2", tie_embeddings=False, logit_softcap=15.0, attn_window=5, global_every=2,
+                       parallel_block=True, value_residual=True)
+    torch.manual_seed(0)
+    model = GPT(cfg).eval()
+    with torch.no_grad():
+        full = model(X)[0]
+        cache = KVCache(cfg, batch=X.size(0))
+        steps = [model(X[:, i:i + 1], cache=cache)[0] for i in range(X.size(1))]
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
+
+
+def test_a_change_at_the_end_of_the_main_ladder_is_one_more_row_and_leaves_the_others_as_they_were():
+    import copy
+    from modern_gpt.config.params import project_params
+    from modern_gpt.pipeline.params import parse
+    raw = project_params()
+    mine = copy.deepcopy(raw)
+    mine["model"]["parallel_block"] = True
+    mine["ladder"] = [*raw["ladder"], "parallel_block"]
+    rows, before = parse(mine).rows(vocab_size=23), parse(raw).rows(vocab_size=23)
+    assert [r.config.to_dict() for r in rows[:-1]] == [r.config.to_dict() for r in before]
+    assert (rows[-1].label, rows[-1].config.to_dict()) == ("+ parallel block",
+                                                           {**before[-1].config.to_dict(), "parallel_block": True})
+    del mine["ladder"][-1]                                       # on in model: but walked by no row: refused
+    with pytest.raises(ConfigError, match="^ladder: baseline and model differ in parallel_block, which the ladder"):
+        parse(mine)

@@ -368,3 +368,14 @@ def test_sample_names_only_the_bad_setting(tmp_path, capsys, args, message):
     """Checked before the run is read: the line names the one setting, not every sampling setting at once."""
     assert main(["sample", str(tmp_path), *args]) == 2
     assert capsys.readouterr().err == f"modern-gpt: error: {message}\n"
+
+
+def test_the_quick_command_judges_the_second_ladder_with_your_own_changes_rows(capsys):
+    """--beyond: the second ladder from the book's design, every flag params.yaml gives it while it is off, the
+    parallel block and value-residual learning (changes/) included; two seeds get the rule's verdicts."""
+    assert main(["ablate", "--smoke", "--beyond", "--iters", "3", "--n-layer", "2", "--seeds", "2"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("the book's design", "+ "))]
+    assert [r.split("  ")[0] for r in rows] == ["the book's design", "+ ReLU²", "+ untied head", "+ logit soft-cap 15",
+                                               "+ sliding window 16 (SL)", "+ parallel block", "+ value residual",
+                                               "+ Muon"]
+    assert all(re.search(r"\s(better|worse|noise)", r) for r in rows[1:])

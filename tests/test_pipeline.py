@@ -70,13 +70,6 @@ def edit(path: Path) -> None:
     path.write_text(path.read_text() + "\n# an edit\n")
 
 
-@pytest.fixture
-def repo(builds, tmp_path):
-    """A copy of its own of the smoke build (tests/e2e.py): the book's ladder, trained once per session by `dvc repro`
-    (which ran exactly the 16 runs, 7 serves, generate, tokenize, plan and report) and committed."""
-    return workspace("smoke", builds, tmp_path)
-
-
 @pytest.mark.light
 def test_repro_writes_the_report_with_every_row_and_column(repo):
     rows = report_rows(repo)

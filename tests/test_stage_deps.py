@@ -105,6 +105,37 @@ def test_no_stage_imports_a_tool_or_depends_on_one(name):
     assert not [d for d in code_deps(STAGES[name]) if (d + "/").startswith(TOOLS)]
 
 
+ROW_PROBE = PROBE.replace('print(json.dumps(', """
+from modern_gpt.core.files import read_json
+from modern_gpt.nn import GPT
+from modern_gpt.records.inputs import RowConfig
+GPT(RowConfig.from_dict(read_json(sys.argv[2]), sys.argv[2]).model)
+files = sorted(m.__file__ for name, m in sys.modules.items()
+               if (name == "modern_gpt" or name.startswith("modern_gpt.")) and getattr(m, "__file__", None))
+print(json.dumps(""")
+
+
+def test_a_rows_own_change_files_are_what_it_imports_past_the_runs_deps_and_its_config_names_them(tmp_path):
+    """Probed row by row: a run of a row that switches changes of a new kind on imports their files, which no dep
+    of dvc.yaml lists (adding one would retrain every run); its config file names each with its md5, and the run
+    depends on its config file. A row without them imports nothing past the shared list."""
+    from modern_gpt.config import ModelConfig, TrainConfig
+    from modern_gpt.records.inputs import RowConfig
+    base = ModelConfig(vocab_size=11, n_layer=2, block_size=8)
+    declared = code_deps(STAGES["run"])
+    for cfg, files in ((base, set()), (base.replace(parallel_block=True), {"parallel_block"}),
+                       (base.replace(parallel_block=True, value_residual=True), {"parallel_block", "value_residual"})):
+        row = RowConfig(cfg, TrainConfig())
+        config = tmp_path / "row.json"
+        config.write_text(json.dumps(row.to_dict()))
+        out = subprocess.run([sys.executable, "-c", ROW_PROBE, "stages/run.py", str(config)], cwd=ROOT,
+                             capture_output=True, text=True, check=True)
+        imported = {str(Path(f).resolve().relative_to(ROOT)) for f in json.loads(out.stdout)["files"]}
+        outside = {f for f in imported if not any(under(f, d) for d in declared)}
+        assert outside == {f"{PACKAGE}/changes/{name}.py" for name in files}
+        assert {f"src/{f}" for f in row.to_dict().get("change_files", {})} == outside
+
+
 def test_the_guard_would_catch_a_missing_folder():
     """The check itself: a stage that imports nn/ but does not declare it is caught."""
     stage = {**STAGES["run"], "deps": [d for d in STAGES["run"]["deps"] if d != f"{PACKAGE}/nn/model.py"]}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .. import changes as registry
 from ..core.errors import ConfigError
 from .model import ModelConfig, model_keys
 from .validate import check_keys
@@ -46,7 +47,8 @@ class ModelSection:
 @dataclass(frozen=True)
 class Baseline:
     """baseline: the Step 1 values of the ablation flags, overrides of model: at its shape (n_kv_head null: one K/V
-    head per query head)."""
+    head per query head). A change of a new kind is off in it unless it says otherwise (its default: the design
+    without it), so `model.<change>: true` and the change's name at the end of `ladder:` make it a row."""
     overrides: Mapping[str, Any]
 
     @classmethod
@@ -58,7 +60,8 @@ class Baseline:
 
     def config(self, model: ModelSection, vocab_size: int) -> ModelConfig:
         """The baseline row's config on `model`."""
-        base = {**model.given, **self.overrides, "vocab_size": vocab_size}
+        plugged = set(registry.plugged_names()) - set(self.overrides)     # the 2017 design has no change of yours
+        base = {**{k: v for k, v in model.given.items() if k not in plugged}, **self.overrides, "vocab_size": vocab_size}
         if base.get("n_kv_head") is None:
             base["n_kv_head"] = model.config(vocab_size).n_head
         return ModelConfig.from_dict(base, "baseline")
