@@ -188,3 +188,13 @@ def test_a_change_at_the_end_of_the_main_ladder_is_one_more_row_and_leaves_the_o
     del mine["ladder"][-1]                                       # on in model: but walked by no row: refused
     with pytest.raises(ConfigError, match="^ladder: baseline and model differ in parallel_block, which the ladder"):
         parse(mine)
+
+
+def test_the_changes_of_a_new_kind_train_under_batched_seeds_as_one_at_a_time():
+    """The quick command's --batch-seeds (torch.func over stacked weights): the same losses, to rounding."""
+    from modern_gpt.training.batched import train_seeds
+    cfg = TINY.replace(parallel_block=True, value_residual=True)
+    batched = train_seeds(cfg, STEPS, DATA, DATA, [0, 1], label="batched", progress=False)
+    for seed, (_, trained) in zip([0, 1], batched):
+        _, alone = train(cfg, STEPS, DATA, DATA, seed=seed, progress=False)
+        assert max(abs(a - b) for a, b in zip(trained.losses, alone.losses, strict=True)) < 1e-4

@@ -348,7 +348,7 @@ def test_dvc_draws_one_series_per_row_with_its_seed_band_and_the_pngs(repo):
 
 @pytest.mark.light
 def test_rewording_a_label_retrains_nothing(repo):
-    labels = repo / "src" / "modern_gpt" / "pipeline" / "labels.py"
+    labels = repo / "src" / "modern_gpt" / "changes" / "builtin.py"           # the switches' declarations
     text = labels.read_text()
     assert ': "RMSNorm",' in text
     labels.write_text(text.replace(': "RMSNorm",', ': "RMS norm",'))
@@ -371,6 +371,9 @@ CORPUS, REPORT = {"generate", "tokenize"}, {"report"}
 # checkpoint loading, the report) retrains nothing.
 EDITS = [
     ("config/model.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # every stage reads typed configs
+    ("changes/__init__.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),   # typed configs know changes by it
+    ("changes/builtin.py", {"plan"}),                                 # the switches' declarations and labels
+    ("changes/parallel_block.py", {"plan"}),                          # a change no row of the ladder uses
     ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
     ("records/run.py", {"plan"} | RUNS | SERVE | REPORT),             # runs write records; the corpus stages no
     ("config/params.py", CORPUS | {"plan"} | SERVE | REPORT),         # params reading: no run imports it
