@@ -22,7 +22,18 @@ ROW = "beyond_parallel_block"
 
 
 def blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", PAGE, flags=re.S)
+    """The page's fenced code blocks of one language ('' for a bare fence), in order."""
+    found, current, fence = [], None, None
+    for line in PAGE.splitlines(keepends=True):
+        if line.startswith("```") and current is None:
+            current, fence = [], line[3:].strip()
+        elif line.startswith("```"):
+            if fence == lang:
+                found.append("".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return found
 
 
 def test_the_pages_code_is_the_projects():
@@ -69,11 +80,13 @@ def test_your_own_change_trains_only_its_rows_is_judged_and_its_export_is_refuse
     assert {k for k in after if k not in before} == {f"beyond@{ROW}-{s}" for s in (0, 1)}
     row = next(line for line in (repo / "reports" / "beyond.md").read_text().splitlines()
                if line.startswith("|") and "+ parallel block" in line)
-    assert re.search(r"\| (better|worse|noise)", row), row            # judged by the rule, like every row
+    assert re.search(r"\| \**(better|worse|noise)", row), row         # judged by the rule, like every row
 
     refused = sh([sys.executable, "modern_gpt.py", "export", f"data/runs/{ROW}/0", "out"], repo, check=False)
     assert refused.returncode != 0 and not (repo / "out").exists()
-    assert refused.stderr.strip().splitlines() == [blocks("")[-1].strip().splitlines()[-1]]
+    (quoted,) = blocks("")                                             # the page's one bare block: the refusal
+    assert quoted.splitlines()[0] == f"$ modern-gpt export data/runs/{ROW}/0 out/"
+    assert refused.stderr.strip().splitlines() == [quoted.splitlines()[-1]]
 
     # editing the change's file retrains its rows, and only those
     commit(repo, "the parallel block")
