@@ -56,7 +56,7 @@ def test_your_own_change_trains_only_its_rows_is_judged_and_its_export_is_refuse
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     assert ran(sh([*DVC, "repro"], repo).stdout) == {"plan"}
     commit(repo, "without the parallel block")
-    configs = {p.name: p.read_bytes() for p in (repo / "configs").glob("*.json")}
+    configs = {p.name: p.read_bytes() for p in (repo / "configs").glob("*.json") if p.name != "plan.json"}
     before = runs_csv(repo)
 
     # what the page says to write: the file, and the entry in params.yaml
@@ -71,6 +71,7 @@ def test_your_own_change_trains_only_its_rows_is_judged_and_its_export_is_refuse
     assert ran(out.stdout) == {"plan", "report"} | new
     assert status(repo) == set()
     assert {p.name: p.read_bytes() for p in (repo / "configs").glob("*.json") if p.name in configs} == configs
+    # (configs/plan.json, which no run reads, now lists the second ladder and its row)
     planned = json.loads((repo / "configs" / f"{ROW}.json").read_text())
     assert planned["model"]["parallel_block"] is True and list(planned["change_files"]) == [
         "modern_gpt/changes/parallel_block.py"]
@@ -79,8 +80,8 @@ def test_your_own_change_trains_only_its_rows_is_judged_and_its_export_is_refuse
         k: (r["config_md5"], r["code_md5"]) for k, r in before.items()}
     assert {k for k in after if k not in before} == {f"beyond@{ROW}-{s}" for s in (0, 1)}
     row = next(line for line in (repo / "reports" / "beyond.md").read_text().splitlines()
-               if line.startswith("|") and "+ parallel block" in line)
-    assert re.search(r"\| \**(better|worse|noise)", row), row         # judged by the rule, like every row
+               if re.match(r"\|\s+\d+ \| \+ parallel block ", line))       # the ladder table's row
+    assert re.search(r"\| \**(better|worse|noise|borderline)", row), row   # judged by the rule, like every row
 
     refused = sh([sys.executable, "modern_gpt.py", "export", f"data/runs/{ROW}/0", "out"], repo, check=False)
     assert refused.returncode != 0 and not (repo / "out").exists()

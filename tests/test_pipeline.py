@@ -95,7 +95,7 @@ def test_the_report_reads_provenance_from_its_inputs(repo):
     record = json.loads((repo / "data" / "runs" / "qk_norm" / "1" / "run.json").read_text())
     assert record["code_md5"] and "stages/run.py" in record["code_files"]
     assert {f.split("/")[2] for f in record["code_files"] if f.startswith("src/")} == {
-        "__init__.py", "config", "core", "nn", "records", "training"}
+        "__init__.py", "changes", "config", "core", "nn", "records", "training"}
     assert f"md5 `{record['code_md5']}`" in (repo / "reports" / "ablation.md").read_text()
     threads = f"{record['threads']} thread{'s' * (record['threads'] != 1)}"
     assert record["machine"] and f"{record['machine']}, cpu, {threads}, torch {record['torch']}" \
