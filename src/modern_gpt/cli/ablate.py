@@ -73,10 +73,9 @@ def generated_floor() -> float:
     return entropy_per_char(5000, seed=1)[0]
 
 
-def second_ladder_train(row: Row) -> dict:
+def second_ladder_train(row: Row, given: TrainConfig) -> dict:
     """What a second-ladder row switches of params.yaml's train: (its optimiser: Muon), for the quick recipe."""
-    given = parse(project_params()).train.to_dict()
-    return {k: v for k, v in row.train.to_dict().items() if given[k] != v}
+    return {k: v for k, v in row.train.to_dict().items() if getattr(given, k) != v}
 
 
 def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
@@ -85,8 +84,10 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
     """Every row on every seed, each row compared with the one above it. batch_seeds: a row's seeds train
     as one batched model (training.batched), the same numbers to rounding."""
     results: list[RowResult] = []
+    given = parse(project_params()).train if any(row.train for row in rows) else None    # read once, not per row
     for row in rows:
-        row_train = train_cfg if row.train is None else dataclasses.replace(train_cfg, **second_ladder_train(row))
+        row_train = train_cfg if row.train is None else dataclasses.replace(train_cfg,
+                                                                            **second_ladder_train(row, given))
         if batch_seeds:
             runs = [r for _, r in run_seeds(row.slug, row.config, row_train, train_data, val_data, seeds,
                                             val_chars=val_chars, label=row.label, progress=progress)]
