@@ -17,12 +17,8 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 import argparse
 
 from modern_gpt.config import params
-from modern_gpt.core.files import read_json
-from modern_gpt.records.run import RunRecord
 from modern_gpt.core.stage import stage_main
-from modern_gpt.records.inputs import CorpusMeta
-from modern_gpt.records.stages import Floor, Plan, ServeRecord
-from modern_gpt.reporting.collect import collect
+from modern_gpt.reporting.collect import from_files
 from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.runs_csv import file_md5, run_lines
 
@@ -37,22 +33,11 @@ def main() -> None:
     ap.add_argument("--serve", default="data/serve", help="the serve stage's <row>.json files")
     args = ap.parse_args()
     section = params.load(PARAMS, optional=PARAMS)["report"]
-    plan = Plan.from_dict(read_json("configs/plan.json"))
-    meta = CorpusMeta.from_dict(read_json("data/tokenized/meta.json"))
-
-    def records(slug: str, seeds: list[int]) -> list[RunRecord]:
-        return [RunRecord.from_dict(read_json(f), str(f))
-                for f in (Path(args.runs) / slug / f"{seed}" / "run.json" for seed in seeds)]
-
-    def served(slug: str) -> ServeRecord:
-        f = Path(args.serve) / f"{slug}.json"
-        return ServeRecord.from_dict(read_json(f), str(f))
-
-    generated = Path(meta.corpus.path) == Path(GENERATED) / "sanskrit.txt"
-    floor_file = Path(GENERATED) / "floor.json"
-    floor = Floor.from_dict(read_json(floor_file), str(floor_file)) if generated else None
+    plan, records, results = from_files(Path(args.runs), Path(args.serve), Path("configs/plan.json"),
+                                        Path("data/tokenized/meta.json"), Path(GENERATED), section)
     lines = run_lines(plan, records, lambda slug: file_md5(Path("configs") / f"{slug}.json"))
-    write_report(collect(plan, meta, floor, section, records, served), Path(args.out), lines)
+    write_report(results, Path(args.out), lines)
+
 
 if __name__ == "__main__":
     stage_main(main)

@@ -51,6 +51,7 @@ SMOKE = {
     "train": {"iters": 20, "batch_size": 8, "warmup_iters": 2, "eval_interval": 10, "eval_iters": 2},
     "sweep": {"lr": [4], "rows": ["qk_norm"], "seeds": [0, 1]},
     "serve": {"prompt_tokens": 4, "new_tokens": 8, "repeats": 2, "batch": 2},
+    "settle": {"looks": [], "scale_cap": None, "runs": {}},    # off: a test switches on its own looks
 }
 # A smaller ladder with the optional rows switched on: the A/A copy and leave-one-out.
 OPTIONS = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modern_gpt.pipeline.families import (AA, BEYOND, LOO, MAIN, RERUN, SCALE, SERVING, SWEEP, TRAINING,
+from modern_gpt.pipeline.families import (AA, BEYOND, LOO, MAIN, RERUN, SCALE, SERVING, SETTLE, SWEEP, TRAINING,
                                          training_stage)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,8 +44,21 @@ def test_each_serve_familys_stanza_is_spelled_from_its_definition(family):
 
 
 def test_the_stages_that_run_the_run_script_are_the_training_families_and_serve_the_serving_ones():
-    assert {name for name, s in STAGES.items() if "stages/run.py" in s["cmd"]} == {f.stage for f in TRAINING}
-    assert {name for name, s in STAGES.items() if "stages/serve.py" in s["cmd"]} == {f.stage for f in SERVING}
+    cmd = {name: s.get("do", s)["cmd"] for name, s in STAGES.items()}       # settle: a foreach stage's `do`
+    assert {name for name, c in cmd.items() if "stages/run.py" in c} == {f.stage for f in TRAINING} | {SETTLE}
+    assert {name for name, c in cmd.items() if "stages/serve.py" in c} == {f.stage for f in SERVING}
+
+
+def test_the_settle_stage_trains_each_added_run_in_its_rows_folder_as_the_run_stage_does():
+    do, run = STAGES[SETTLE]["do"], STAGES["run"]
+    assert STAGES[SETTLE]["foreach"] == "${settle.runs}"
+    assert do["cmd"] == "${launch} stages/run.py ${item.slug} ${item.seed}"
+    assert do["params"] == [{"configs/${item.slug}.json": None}]
+    assert do["deps"] == run["deps"]
+    assert do["outs"] == [f"data/runs/${{item.slug}}/${{item.seed}}/{f}" for f in ("model.pt", "run.json")]
+    runs = {"settle": {"runs": {"bias-5": {"slug": "bias", "seed": 5}}}}
+    assert training_stage("bias", 5, runs) == "settle@bias-5"
+    assert training_stage("bias", 4, runs) == "run@bias-4"
 
 
 def every_family_on() -> dict:

@@ -55,7 +55,7 @@ def report_of(vals, s: Settings = Settings(), params=None, info=None, **kw):
 
 
 def headers(confidence: float = 0.95) -> list[str]:
-    return [c.header.replace("{confidence}", f"{confidence:.0%}") for c in COLUMNS]
+    return [c.header.replace("{confidence}", f"{confidence:.0%}") for c in COLUMNS if not c.looks_only]
 
 
 def split_row(line: str) -> list[str]:

@@ -269,6 +269,64 @@ class ScaleConfig:
         _integer("min_iters", self.min_iters, 1)
 
 
+@dataclass(frozen=True)
+class SettleConfig:
+    """`settle`: more seeds only where a verdict is open (reporting/looks.py; `modern-gpt settle` runs it). `looks`
+    are the seed counts at which each comparison is judged, fixed before any run: the first is seeds:'s count, the
+    last the cap; fewer than two looks is off (every verdict judged once, at report.confidence). `scale_cap`: the
+    scale ladders' own last look (their runs cost most), one of looks; None: the cap. `runs`: the runs `modern-gpt
+    settle` added, `<slug>-<seed>: {slug, seed}` (dvc.yaml's settle stage trains each), checked against the plan's
+    rows and seed order by the plan stage."""
+    looks: list = field(default_factory=list)
+    scale_cap: int | None = None
+    runs: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        looks = self.looks
+        if (not isinstance(looks, list) or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in looks)
+                or any(b <= a for a, b in zip(looks, looks[1:]))):
+            raise ConfigError(f"looks={looks!r}: must list seed counts in increasing order, the first seeds:'s "
+                              "count and the last the cap, e.g. [5, 8, 12, 20]; [] is off")
+        if self.scale_cap is not None and (not self.on or self.scale_cap not in looks[1:]):
+            raise ConfigError(f"scale_cap={self.scale_cap!r}: must be one of looks after the first "
+                              f"({', '.join(map(str, looks[1:])) or 'none: looks is off'}), at most the cap; "
+                              "empty: the cap")
+        if not isinstance(self.runs, Mapping):
+            raise ConfigError(f"runs={self.runs!r}: must be a mapping <slug>-<seed>: {{slug: <slug>, seed: <seed>}}")
+        for key, run in self.runs.items():
+            ok = (isinstance(run, Mapping) and set(run) == {"slug", "seed"} and isinstance(run["slug"], str)
+                  and isinstance(run["seed"], int) and not isinstance(run["seed"], bool) and run["seed"] >= 0
+                  and key == f"{run['slug']}-{run['seed']}")
+            if not ok:
+                raise ConfigError(f"runs.{key}: must be {{slug: <slug>, seed: <seed>}} with the key <slug>-<seed> "
+                                  f"(modern-gpt settle writes them), got {run!r}")
+        if self.runs and not self.on:
+            raise ConfigError(f"runs: lists {len(self.runs)} added runs, but looks={looks!r} is off: give the looks "
+                              "they were added for, or remove them")
+
+    @property
+    def on(self) -> bool:
+        return len(self.looks) > 1
+
+    def added(self) -> dict[str, list[int]]:
+        """slug → the seeds added to it, increasing."""
+        out: dict[str, list[int]] = {}
+        for run in self.runs.values():
+            out.setdefault(run["slug"], []).append(run["seed"])
+        return {slug: sorted(seeds) for slug, seeds in out.items()}
+
+
+def seed_order(seeds: list[int] | tuple[int, ...], taken: list[int] | tuple[int, ...], count: int) -> tuple[int, ...]:
+    """The first `count` seeds in the order the looks take them: seeds:, then the smallest integers in neither seeds:
+    nor `taken` (the A/A copy's seeds, whose runs share the baseline's folder)."""
+    out, used, k = list(seeds[:count]), set(seeds) | set(taken), 0
+    while len(out) < count:
+        if k not in used:
+            out.append(k)
+        k += 1
+    return tuple(out)
+
+
 TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
 
 
@@ -311,7 +369,7 @@ CLASSES: dict[str, type | None] = {
     "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
     "baseline": ModelConfig, "ladder": LadderConfig, "seeds": None, "train": TrainConfig, "launch": LaunchConfig,
     "ablation": AblationConfig, "sweep": SweepConfig, "beyond": BeyondConfig, "scale": ScaleConfig,
-    "serve": ServeConfig, "report": ReportConfig,
+    "settle": SettleConfig, "serve": ServeConfig, "report": ReportConfig,
 }
 SECTIONS = tuple(CLASSES)
-OPTIONAL = ("launch", "ablation", "sweep", "beyond", "scale", "report")
+OPTIONAL = ("launch", "ablation", "sweep", "beyond", "scale", "settle", "report")

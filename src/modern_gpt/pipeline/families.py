@@ -70,6 +70,23 @@ BEYOND = Family("beyond", "beyond_{flag}", (("flag", "beyond.ladder"), SEEDS))
 SCALE = Family("scale", "scale_{size}_{row}", (("size", "scale.sizes"), ("row", "ladder"), SEEDS))   # size: no '_'
 TRAINING: tuple[Family, ...] = (MAIN, AA, LOO, RERUN, SWEEP, BEYOND, SCALE)
 
+# The runs `modern-gpt settle` added where a verdict was open: one `foreach` stage over params.yaml's settle.runs
+# (<slug>-<seed>: {slug, seed}), since a matrix is a product of lists and these are per row. Its runs are a ladder
+# row's, in the row's own folder, past the base seeds: settle@<slug>-<seed>.
+SETTLE = "settle"
+
+
+def settle_stage(slug: str, seed: int) -> str:
+    return f"{SETTLE}@{slug}-{seed}"
+
+
+def settle_runs(params: Mapping[str, Any]) -> dict[str, Any]:
+    """params.yaml's settle.runs (raw), {} without it."""
+    settle = params.get("settle") if isinstance(params, Mapping) else None
+    runs = settle.get("runs") if isinstance(settle, Mapping) else None
+    return dict(runs) if isinstance(runs, Mapping) else {}
+
+
 # The serve stages: one per ladder row, the run of seed serve.run_seed generating.
 SERVE = Family("serve", "{row}", (("row", "ladder"),))
 SERVE_BEYOND = Family("serve_beyond", "beyond_{flag}", (("flag", "beyond.ladder"),))
@@ -78,8 +95,10 @@ SERVING: tuple[Family, ...] = (SERVE, SERVE_BEYOND)
 
 def training_stage(slug: str, seed: int, params: Mapping[str, Any] | None = None) -> str:
     """The stage that trains data/runs/<slug>/<seed>: 'loo@pos-3'. Of the families that spell the slug (the
-    baseline's: run@ and aa@), the one whose matrix over `params` (raw params.yaml) holds this run; without
-    one, a prefixed family before the main one, which reads any slug."""
+    baseline's: run@ and aa@), the one whose matrix over `params` (raw params.yaml) holds this run; a run settle
+    added, settle@<slug>-<seed>; without one, a prefixed family before the main one, which reads any slug."""
+    if f"{slug}-{seed}" in settle_runs(params or {}):
+        return settle_stage(slug, seed)
     found = [(f, items) for f in TRAINING if (items := f.parse(slug)) is not None]
     listed = [(f, items) for f, items in found
               if any({k: str(v) for k, v in c.items()} == {**items, "seed": str(seed)} for c in f.walk(params or {}))]

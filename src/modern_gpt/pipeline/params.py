@@ -1,4 +1,5 @@
-"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep, beyond, scale), checked
+"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep, beyond, scale,
+settle), checked
 strictly: each section alone by its config class (config/), then against the others (a leave-one-out flag must
 be a ladder flag, the grid's seeds the main table's).
 """
@@ -13,7 +14,7 @@ from typing import Any
 from ..config import ModelConfig, TrainConfig
 from ..config.model_section import Baseline, ModelSection
 from ..config.sections import (CLASSES, OPTIONAL, SECTIONS, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, ScaleConfig,
-                               SweepConfig, section)
+                               SettleConfig, SweepConfig, section)
 from ..config.validate import seed_list
 from ..config import params as params_file
 from ..core.errors import ConfigError
@@ -23,7 +24,8 @@ from .scale import SizeLadder, size_ladders
 
 # the ladder's sections, checked together (parse); the other stages' sections are checked by their classes alone
 # (check_all)
-LADDER_SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale")
+LADDER_SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale",
+                   "settle")
 STAGE_SECTIONS = tuple(s for s in SECTIONS if s not in LADDER_SECTIONS)
 
 
@@ -39,6 +41,7 @@ class Params:
     sweep: SweepConfig = SweepConfig()
     beyond: BeyondConfig = BeyondConfig()
     scale: ScaleConfig = ScaleConfig()
+    settle: SettleConfig = SettleConfig()
 
     def configs(self, vocab_size: int) -> tuple[ModelConfig, ModelConfig]:
         """The baseline and the model under study, at the model's shape."""
@@ -111,7 +114,18 @@ def parse(raw: Any) -> Params:
     params.size_ladders(vocab_size=1)                                  # every size against every row, now
     check_launch(params.launch, train.batch_size)
     beyond_slugs = [BEYOND.slug(flag=flag) for flag in params.beyond.ladder]
-    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds))
+    return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds),
+                               settle=parse_settle(s["settle"], seeds))
+
+
+def parse_settle(raw: Any, seeds: list[int]) -> SettleConfig:
+    """settle: (config.sections.SettleConfig), its first look the base seeds' count; its runs are checked against
+    the plan's rows (pipeline/plan.py), where they are known."""
+    settle = section(SettleConfig, raw, "settle")
+    if settle.on and settle.looks[0] != len(seeds):
+        raise ConfigError(f"settle.looks={settle.looks}: the first look must be the base seeds' count, "
+                          f"{len(seeds)} (seeds: {seeds}); later looks add seeds, up to the last (the cap)")
+    return settle
 
 
 def check_launch(launch: LaunchConfig, batch_size: int) -> None:

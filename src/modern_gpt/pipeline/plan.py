@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..config.sections import seed_order
 from ..config.validate import check_split_sizes
+from ..core.errors import ConfigError
 from ..records.inputs import CorpusMeta, RowConfig
-from ..records.stages import LadderName, LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
+from ..records.stages import (AddedSeeds, LadderName, LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow,
+                              SweepPlanRun)
 from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
 from ..config.hf_class import hf_name
@@ -33,6 +36,28 @@ def sweep_runs(p: Params, covered: list[Row]) -> tuple[list[SweepPlanRow], dict[
             runs.append(SweepPlanRun(float(m), slug))
         sweep.append(SweepPlanRow(r.slug, tuple(runs)))
     return sweep, configs
+
+
+def added_seeds(p: Params, caps: dict[str, int]) -> tuple[AddedSeeds, ...]:
+    """settle.runs, checked against the ladders' rows (`caps`: each row's slug → its last look): each run's row is
+    one a ladder judges, and a row's added seeds are the seed order's next ones up to a look, at most its cap."""
+    out = []
+    for slug, seeds in p.settle.added().items():
+        if slug not in caps:
+            raise ConfigError(f"settle.runs: {slug}-{seeds[0]}: {slug} is no row of a ladder planned now "
+                              f"({', '.join(caps)}); remove its runs, or switch its ladder on again")
+        base = len(p.seeds)
+        n = base + len(seeds)
+        order = seed_order(p.seeds, p.ablation.aa_seeds, n)
+        looks = [k for k in p.settle.looks if k <= caps[slug]]
+        if n > caps[slug]:
+            raise ConfigError(f"settle.runs: {slug} has {n} seeds, past its cap of {caps[slug]} (settle.looks, "
+                              "settle.scale_cap); remove the runs past it")
+        if tuple(seeds) != order[base:] or n not in looks:
+            raise ConfigError(f"settle.runs: {slug}'s seeds {seeds} are not the seed order's next ones up to a look "
+                              f"({list(order[base:])} would give {n}; looks {looks}): modern-gpt settle writes them")
+        out.append(AddedSeeds(slug, tuple(seeds)))
+    return tuple(out)
 
 
 def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
@@ -61,6 +86,10 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     sweep, sweep_configs = sweep_runs(p, [r for r in rows + beyond[1:] if r.slug in p.sweep.rows])
     configs |= sweep_configs
 
+    cap = p.settle.looks[-1] if p.settle.on else len(p.seeds)
+    caps = {r.slug: cap for r in rows + beyond[1:]}
+    caps |= {r.slug: p.settle.scale_cap or cap for at, _ in others for r in at}
+
     def entry(r: Row, **changes) -> PlannedRow:
         return dataclasses.replace(PlannedRow(r.slug, r.label, r.changed, hf_name(r.config)), **changes)
 
@@ -75,4 +104,6 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         rerun=tuple(entry(r, slug=RERUN.slug(row=r.slug), of=r.slug) for r in rerun),
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
         sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), scale=tuple(s.size for s in at_sizes),
+        looks=tuple(p.settle.looks) if p.settle.on else (), scale_cap=p.settle.scale_cap,
+        added=added_seeds(p, caps),
     )

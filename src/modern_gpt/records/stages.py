@@ -89,6 +89,13 @@ class SweepPlan:
 
 
 @dataclass(frozen=True)
+class AddedSeeds:
+    """The seeds `modern-gpt settle` added to one row (params.yaml settle.runs), past the base seeds."""
+    slug: str
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Plan:
     """configs/plan.json: every run the report reads, and how it reads them (labels, order, references)."""
     ladders: tuple[LadderPlan, ...]          # the main ladder first; then the second ladder where it is on
@@ -100,6 +107,9 @@ class Plan:
     match_params: bool
     sweep: SweepPlan
     scale: tuple[Size, ...]                  # the sizes, smallest N first, the default's among them; () when off
+    looks: tuple[int, ...] = ()              # settle.looks: the seed counts each comparison is judged at; () off
+    scale_cap: int | None = None             # the scale ladders' last look (None: the last of looks)
+    added: tuple[AddedSeeds, ...] = ()       # rows with seeds past the base ones, settle.runs
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -113,6 +123,10 @@ class Plan:
 
     def ladder(self, name: LadderName) -> LadderPlan | None:
         return next((x for x in self.ladders if x.name == name), None)
+
+    def seeds_of(self, slug: str) -> tuple[int, ...]:
+        """The seeds a ladder row ran: the base seeds, then those settle added to it."""
+        return self.seeds + next((a.seeds for a in self.added if a.slug == slug), ())
 
 
 # ----------------------------------------------------------------------------------------------- the floor

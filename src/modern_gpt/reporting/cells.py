@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from .looks import Look, look_text
 from .stats import Comparison, Summary, Verdict, verdict_text
 
 
@@ -31,10 +32,14 @@ def millions(n: int) -> str:
     return f"{n / 1e6:.3f}M"
 
 
-def verdict(c: Comparison | None) -> str:
-    """verdict_text(), in bold when the rule called a change (better or worse)."""
-    text = verdict_text(c)
-    return f"**{text}**" if c is not None and c.verdict in (Verdict.BETTER, Verdict.WORSE) else text
+def verdict(c: Comparison | None, look: Look | None = None) -> str:
+    """verdict_text(), or with `look` (the comparison judged at settle's looks) look_text(); the verdict in bold when
+    the rule called a change (better or worse)."""
+    text = look_text(look) if look is not None else verdict_text(c)
+    if c is None or c.verdict not in (Verdict.BETTER, Verdict.WORSE):
+        return text
+    word = c.verdict.value
+    return f"**{word}**" + text[len(word):] if text.startswith(word) else f"**{text}**"
 
 
 def interval(c: Comparison | None) -> str:

@@ -3,16 +3,43 @@ and each served row's record. Nothing is measured here, so the same files give t
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from pathlib import Path
 from typing import Any, Callable
 
+from ..config.sections import seed_order
+from ..core.files import read_json
 from ..records.run import RunRecord
 from ..records.inputs import CorpusMeta
 from ..records.stages import Floor, LadderPlan, Plan, ServeRecord, SweepPlan
 from .provenance import provenance
+from .looks import Design
 from .results import Ladder, Rerun, Results, RowResult, SweepRow, ladder_results, row_result
 from .settings import Settings, report_settings
 from .sweep import sweep_cell, sweep_pairs
+
+def from_files(runs: Path, serve: Path, plan_file: Path, meta_file: Path, generated: Path, section: Any
+               ) -> tuple[Plan, Records, Results]:
+    """The plan, the run records' reader and the results, read from the files the pipeline wrote (the report
+    stage's and `modern-gpt settle`'s one way in): `runs`, `serve` the run and serve folders, `generated` the
+    generate stage's folder (its floor applies to its corpus only), `section` params.yaml's report:."""
+    plan = Plan.from_dict(read_json(plan_file), str(plan_file))
+    meta = CorpusMeta.from_dict(read_json(meta_file), str(meta_file))
+
+    def records(slug: str, seeds: list[int]) -> list[RunRecord]:
+        return [RunRecord.from_dict(read_json(f), str(f))
+                for f in (runs / slug / f"{seed}" / "run.json" for seed in seeds)]
+
+    def served(slug: str) -> ServeRecord:
+        f = serve / f"{slug}.json"
+        return ServeRecord.from_dict(read_json(f), str(f))
+
+    floor_file = generated / "floor.json"
+    floor = (Floor.from_dict(read_json(floor_file), str(floor_file))
+             if Path(meta.corpus.path) == generated / "sanskrit.txt" else None)
+    return plan, records, collect(plan, meta, floor, section, records, served)
+
 
 Records = Callable[[str, list[int]], list[RunRecord]]     # (row slug, seeds) → their run records, in seed order
 Served = Callable[[str], ServeRecord]                      # a row's slug → its serve record
@@ -27,8 +54,10 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
                         floor=floor.nats_per_char if floor else None)
     seeds = list(plan.seeds)
     rule = dict(confidence=s.confidence, param_tolerance=s.param_tolerance, band=s.borderline)
-    judged = [ladder_results([(r.slug, r.label, records(r.slug, seeds)) for r in lp.rows], **rule)
-              for lp in plan.ladders]
+    designs = [design(plan, lp.size is not None, s.confidence, s.borderline) for lp in plan.ladders]
+    judged = [ladder_results([(r.slug, r.label, records(r.slug, list(plan.seeds_of(r.slug)))) for r in lp.rows],
+                             d, **rule)
+              for lp, d in zip(plan.ladders, designs)]
     rows = judged[0]                                 # the main ladder: the checks below are its
     aa = None
     if plan.aa_seeds:
@@ -46,11 +75,21 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
     sweep = sweep_rows(plan.sweep, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
                        s.spike_threshold)
     extras = [*([aa] if aa else []), *loo, *(x.again for x in reruns)]
-    ladders = [collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
-                              floor, plan, s, extras if i == 0 else [])
+    ladders = [dataclasses.replace(
+                   collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
+                                  floor, plan, s, extras if i == 0 else []),
+                   design=designs[i])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
                    uniform=math.log(meta.vocab_size), sizes=plan.scale)
+
+
+def design(plan: Plan, scale: bool, confidence: float, band: float) -> Design:
+    """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap), or the base seeds alone (off)."""
+    looks = plan.looks or (len(plan.seeds),)
+    if scale and plan.scale_cap is not None:
+        looks = tuple(k for k in looks if k <= plan.scale_cap)
+    return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band)
 
 
 def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],

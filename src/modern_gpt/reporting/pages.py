@@ -15,11 +15,12 @@ from tabulate import tabulate
 
 from .cells import interval, millions, num, verdict
 from .findings import findings
-from .results import Ladder, Results, RowResult
+from .looks import Design
+from .results import Ladder, Results, RowResult, full_look
 from .scale import csv_rows, scale_changes, scale_provenance, size_name, sized, tables
 from .sections import rerun_section, serving_section, sweep_section
 from .settings import Settings
-from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, rule
+from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, pct, rule
 from .table import csv_row, markdown_table
 from . import wording as W
 
@@ -37,18 +38,21 @@ class Report:
 CURVES_PLOT, SWEEP_PLOT, SCALE_PLOT = "val_curves.png", "lr_sweep.png", "scale.png"   # beside the pages
 
 
-def table_note(s: Settings) -> str:
+def table_note(s: Settings, level: float | None = None) -> str:
+    level = s.confidence if level is None else level
     return (W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band=s.borderline, no_effect=NO_EFFECT,
-                                equivalence=2 * s.confidence - 1, not_shown=NOT_SHOWN)
+                                equivalence=pct(2 * level - 1), not_shown=NOT_SHOWN)
             + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
 
 
 def full_model(rows: list[RowResult], s: Settings) -> tuple[Comparison, dict[str, Any]]:
     """The last row of a ladder against row 0 by the main table's rule, and the figures a sentence about it states
     (the keys of wording's FULL_MODEL, BEYOND_FULL and SCALE_FULL_SIZE): one comparison for every page."""
-    c = compare(rows[-1].values("val_loss"), rows[0].values("val_loss"), confidence=s.confidence, band=s.borderline)
-    return c, dict(effect=num(c.effect, sign=True), spread=num(c.spread), range=num(c.range), confidence=s.confidence,
-                   interval=interval(c) or "–", verdict=verdict(c), params_from=millions(rows[0].params),
+    look = full_look(rows)
+    c = look.comparison if look else compare(rows[-1].values("val_loss"), rows[0].values("val_loss"),
+                                             confidence=s.confidence, band=s.borderline)
+    return c, dict(effect=num(c.effect, sign=True), spread=num(c.spread), range=num(c.range), confidence=pct(c.confidence),
+                   interval=interval(c) or "–", verdict=verdict(c, look), params_from=millions(rows[0].params),
                    params_to=millions(rows[-1].params))
 
 
@@ -58,6 +62,8 @@ def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line:
     against row 0 (full_line, a wording template); also that comparison."""
     rows = ladder.rows
     full, figures = full_model(rows, s)
+    design = ladder.design
+    level = design.level if design is not None else s.confidence
     return [
         title,
         intro,
@@ -65,11 +71,19 @@ def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line:
         tabulate(list(ladder.provenance.items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Ablation",
         *findings(rows, s).report(),
-        f"**Rule.** {rule(s.confidence)}",
-        markdown_table([(str(i), r) for i, r in enumerate(rows)], s.confidence, extra),
-        table_note(s),
+        f"**Rule.** {rule(level)}" + (" " + looks_paragraph(design, s) if design is not None and design.on else ""),
+        markdown_table([(str(i), r) for i, r in enumerate(rows)], level, extra,
+                       seeds=design is not None and design.on),
+        table_note(s, level),
         full_line.format(**figures),
     ], full
+
+
+def looks_paragraph(design: Design, s: Settings) -> str:
+    """The design's sentence after the rule (settle.looks on)."""
+    looks = ", ".join(map(str, design.looks[:-1])) + f" and {design.cap}"
+    return W.LOOKS.format(looks=looks, level=pct(design.level), confidence=pct(s.confidence), first=design.looks[0],
+                          cap=design.cap)
 
 
 def ladder_sweep(ladder: Ladder, s: Settings, plot_name: str | None, uniform: float | None) -> list[str]:
@@ -104,7 +118,7 @@ def build_main(results: Results) -> Report:
     main, s, aa, loo, reruns = results.main, results.settings, results.aa, results.loo, results.reruns
     rows = main.rows
     stated = {r.vs.confidence for r in [*rows, *loo, *([aa] if aa else [])] if r.vs is not None}
-    if stated - {s.confidence}:
+    if stated - {s.confidence, main.design.level if main.design else s.confidence}:
         raise ValueError(f"rows compared at confidence {sorted(stated)}, report states {s.confidence}")
     extra = []
     if s.floor is not None:

@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from ..records.run import RunRecord
 from ..records.stages import LadderName, ServeRecord, Size
+from .looks import Design, Look, judge_looks
 from .settings import Settings
 from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
 
@@ -27,14 +28,18 @@ class RowResult:
     d_params: int | None            # params minus the reference's
     unequal: bool                   # non-embedding params differ from the reference's by more than the tolerance
     secs: float                     # mean over seeds
+    look: Look | None = None        # a ladder row: the look (settle.looks) that judged `vs`, and on which seeds
 
     def values(self, key: str) -> list[float | None]:
         return [getattr(r, key) for r in self.runs]
 
 
 def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | None = None, *,
-               confidence: float = 0.95, param_tolerance: float = 0.05, band: float = BAND) -> RowResult:
-    """Summaries of a row's seeds, and the verdict against `ref` (the row above, the baseline, ...)."""
+               confidence: float = 0.95, param_tolerance: float = 0.05, band: float = BAND,
+               design: Design | None = None) -> RowResult:
+    """Summaries of a row's seeds, and the verdict against `ref` (the row above, the baseline, ...). A ladder row
+    (`design`: its looks and the seed order they take) is judged by looks.judge_looks, paired by seed; any
+    other (an A/A copy on other seeds, a leave-one-out or rerun row) once, seed i with the reference's i-th."""
     runs = tuple(runs)
     params = runs[0].params
     unequal = False
@@ -42,20 +47,37 @@ def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | No
         mine, theirs = runs[0].params_non_embedding, ref.runs[0].params_non_embedding
         unequal = abs(mine - theirs) > param_tolerance * theirs
     val = [r.val_loss for r in runs]
+    look, vs = None, None
+    if ref is not None and design is not None:
+        look = judge_looks({r.seed: r.val_loss for r in runs}, {r.seed: r.val_loss for r in ref.runs}, design)
+        vs = look.comparison
+    elif ref is not None:
+        theirs = ref.values("val_loss")
+        k = min(len(val), len(theirs))
+        vs = compare(val[:k], theirs[:k], confidence=confidence, band=band)
     return RowResult(
         slug=slug, label=label, runs=runs,
         train=summarize([r.train_loss for r in runs]), val=summarize(val), bpc=summarize([r.val_bpc for r in runs]),
-        vs=compare(val, ref.values("val_loss"), confidence=confidence, band=band) if ref is not None else None,
-        params=params, d_params=params - ref.params if ref is not None else None, unequal=unequal,
-        secs=sum(r.secs for r in runs) / len(runs),
+        vs=vs, params=params, d_params=params - ref.params if ref is not None else None, unequal=unequal,
+        secs=sum(r.secs for r in runs) / len(runs), look=look,
     )
 
 
-def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], **rule) -> list[RowResult]:
-    """Each row of a ladder against the row above it (row 0 against nothing); `rule`: row_result's keywords."""
+def full_look(rows: list[RowResult]) -> Look | None:
+    """A ladder's last row against its row 0, at the ladder's looks (None: a one-row ladder)."""
+    if len(rows) < 2 or rows[-1].look is None:
+        return None
+    return judge_looks({r.seed: r.val_loss for r in rows[-1].runs}, {r.seed: r.val_loss for r in rows[0].runs},
+                       rows[-1].look.design)
+
+
+def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], design: Design | None = None,
+                   **rule) -> list[RowResult]:
+    """Each row of a ladder against the row above it (row 0 against nothing), judged at the design's looks (None:
+    once, on the seeds both ran); `rule`: row_result's keywords."""
     out: list[RowResult] = []
     for slug, label, runs in rows:
-        out.append(row_result(slug, label, runs, out[-1] if out else None, **rule))
+        out.append(row_result(slug, label, runs, out[-1] if out else None, design=design, **rule))
     return out
 
 
@@ -145,6 +167,7 @@ class Ladder:
     pairs: list[SweepPair] = ()                 # those rows compared at their best rates
     serve: list[ServeRecord] = ()               # its rows' serve records, in row order (those served)
     size: str | None = None                     # a scale ladder: its size's name (Results.sizes)
+    design: Design | None = None                # the looks its comparisons are judged at (settle.looks)
 
 
 @dataclass(frozen=True)

@@ -79,15 +79,17 @@ FIELDS = tuple(f.name for f in dataclasses.fields(RunLine))
 
 def planned(plan: Plan) -> Iterator[tuple[str, str, str, float, str, tuple[int, ...]]]:
     """(family, row, size, lr multiple, run slug, seeds) for every run slug the plan lists, in the file's order.
-    A run listed twice (the second ladder's row 0, the default size's rows: the main table's runs) comes once."""
+    A run listed twice (the second ladder's row 0, the default size's rows: the main table's runs) comes once. A
+    ladder row's seeds are the base ones and those settle added to it (Plan.seeds_of)."""
     main = plan.ladders[0]
-    yield from (("run", r.slug, "", 1.0, r.slug, plan.seeds) for r in main.rows)
+    yield from (("run", r.slug, "", 1.0, r.slug, plan.seeds_of(r.slug)) for r in main.rows)
     yield from (("sweep", g.slug, "", x.multiple, x.slug, plan.sweep.seeds) for g in plan.sweep.rows for x in g.runs)
     for lp in plan.ladders[1:]:
         if lp.size is None:                       # the second ladder: its own rows
-            yield from ((lp.name, r.slug, "", 1.0, r.slug, plan.seeds) for r in lp.rows)
+            yield from ((lp.name, r.slug, "", 1.0, r.slug, plan.seeds_of(r.slug)) for r in lp.rows)
         else:                                     # a size: the main ladder's rows, row for row
-            yield from (("scale", m.slug, lp.size, 1.0, r.slug, plan.seeds) for m, r in zip(main.rows, lp.rows))
+            yield from (("scale", m.slug, lp.size, 1.0, r.slug, plan.seeds_of(r.slug))
+                        for m, r in zip(main.rows, lp.rows))
     if plan.aa_seeds:
         yield "aa", main.rows[0].slug, "", 1.0, main.rows[0].slug, plan.aa_seeds
     yield from (("loo", r.slug, "", 1.0, r.slug, plan.seeds) for r in plan.leave_one_out)

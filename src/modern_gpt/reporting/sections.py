@@ -15,7 +15,7 @@ from ..serving.kv_cache import human
 from .cells import fence, interval, margins, mean_sd, num, verdict
 from .results import Holds, Rerun, RowResult, SweepCell, SweepPair, SweepRow
 from .settings import Settings
-from .stats import pooled_sd
+from .stats import pct, pooled_sd
 from . import wording as W
 from .sweep import selection_bias
 
@@ -125,7 +125,7 @@ def sweep_section(rows: list[SweepRow], pairs: list[SweepPair], s: Settings, plo
             continue
         c, a, b = pair.vs, pair.row.best, pair.ref.best
         changed = pair.vs.verdict != pair.main.verdict
-        figures = (W.PAIR_FIGURES.format(spread=num(c.spread), range=num(c.range), confidence=s.confidence,
+        figures = (W.PAIR_FIGURES.format(spread=num(c.spread), range=num(c.range), confidence=pct(c.confidence),
                                          interval=interval(c), margins=margins(c))
                    if c.ci_low is not None else f"{c.n_pairs} seed")
         same = (W.PAIR_CHANGED.format(base_lr=base_lr, verdict=verdict(pair.main)) if changed

@@ -57,9 +57,14 @@ _RULE = (
 )
 
 
+def pct(level: float) -> str:
+    """A level as the reports print it: '95%', '98.9%' (a calibrated level keeps its digit)."""
+    return f"{100.0 * level:.4g}%"
+
+
 def rule(confidence: float = 0.95) -> str:
     """RULE at another confidence: the t-interval's, and the (2 x confidence - 1) interval of the noise kinds."""
-    return _RULE.format(sds=SPREAD_SDS, ci=f"{confidence:.0%}", eq=f"{2.0 * confidence - 1.0:.0%}")
+    return _RULE.format(sds=SPREAD_SDS, ci=pct(confidence), eq=pct(2.0 * confidence - 1.0))
 
 
 RULE = rule()

@@ -14,7 +14,7 @@ from tabulate import tabulate
 
 from .cells import interval, margins, mean_sd, millions, num, verdict
 from .results import RowResult
-from .stats import Comparison, Summary, verdict_text
+from .stats import Comparison, Summary, pct, verdict_text
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Column:
     csv: tuple[tuple[str, Callable[[RowResult], Any]], ...] = ()   # reports/ablation.csv: (name, raw value)
     quick: Quick | None = None                   # the quick command's table
     report: bool = True                          # False: a column of the quick table only
+    looks_only: bool = False                     # True: in the report only while settle.looks is on
 
 
 def _vs(get: Callable[[Comparison], Any], otherwise: Any = None) -> Callable[[RowResult], Any]:
@@ -69,6 +70,7 @@ COLUMNS = [
            csv=(("val_mean", lambda r: r.val.mean), ("val_sd", lambda r: r.val.sd), ("n", lambda r: r.val.n_finite),
                 ("diverged", lambda r: r.val.n_diverged)),
            quick=Quick("val", 9, _quick_loss(lambda r: r.val), many=("val (±range)", 16))),
+    Column("seeds", "right", lambda i, r: str(r.val.n), looks_only=True),     # the seeds its mean and sd use
     Column("bpc", "right", lambda i, r: num(r.bpc.mean, 3), csv=(("bpc_mean", lambda r: r.bpc.mean),)),
     Column("Δ val", "right", lambda i, r: num(r.vs.effect, sign=True) if r.vs else "",
            csv=(("d_val", _vs(lambda c: c.effect)),),
@@ -82,7 +84,7 @@ COLUMNS = [
     Column("margins ± band", "right", lambda i, r: margins(r.vs),
            csv=(("margin_spread", _vs(lambda c: c.margin_spread)), ("margin_interval", _vs(lambda c: c.margin_interval)),
                 ("band", _vs(lambda c: c.band)))),
-    Column("verdict", "left", lambda i, r: verdict(r.vs),
+    Column("verdict", "left", lambda i, r: verdict(r.vs, r.look),
            csv=(("verdict", _vs(lambda c: c.verdict, "")), ("noise_kind", _vs(lambda c: c.noise_kind)),
                 ("seeds_needed", _vs(lambda c: c.seeds_needed)))),
     Column("secs", "right", lambda i, r: f"{r.secs:.0f}", csv=(("secs", lambda r: r.secs),),
@@ -94,13 +96,15 @@ TABLE = [c for c in COLUMNS if c.report]
 
 
 def markdown_table(rows: list[tuple[str, RowResult]], confidence: float,
-                   extra: list[dict[str, str]] = ()) -> str:
-    """The table of (number, result) rows, then `extra` rows given as {header: cell} (others blank).
+                   extra: list[dict[str, str]] = (), seeds: bool = False) -> str:
+    """The table of (number, result) rows, then `extra` rows given as {header: cell} (others blank); `seeds`: with
+    the seeds column (settle.looks on, where rows may have run different numbers of seeds).
     Padded columns: the raw Markdown reads as a table in a pull request's diff too."""
-    body = [[c.cell(i, r) for c in TABLE] for i, r in rows]
-    body += [[e.get(c.header, "") for c in TABLE] for e in extra]
-    head = [c.header.replace("{confidence}", f"{confidence:.0%}") for c in TABLE]
-    return tabulate(body, headers=head, tablefmt="pipe", colalign=[c.align for c in TABLE], disable_numparse=True)
+    table = [c for c in TABLE if seeds or not c.looks_only]
+    body = [[c.cell(i, r) for c in table] for i, r in rows]
+    body += [[e.get(c.header, "") for c in table] for e in extra]
+    head = [c.header.replace("{confidence}", pct(confidence)) for c in table]
+    return tabulate(body, headers=head, tablefmt="pipe", colalign=[c.align for c in table], disable_numparse=True)
 
 
 def csv_row(r: RowResult) -> dict[str, Any]:

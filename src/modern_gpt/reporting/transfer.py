@@ -21,6 +21,7 @@ import numpy as np
 from ..records.stages import Size
 from .results import RowResult
 from .calibration import CHUNK, judge
+from .looks import Look, judge_looks
 from .stats import BAND, Comparison, Verdict, compare, summarize, t_quantile
 
 
@@ -87,7 +88,7 @@ class ChangeAtSize:
     size: Size
     params: int                          # N at this size: the full model's non-embedding count, as its runs record it
     row: RowResult                       # row.vs: Δ val against the row above, judged by the main table's rule
-    effect: list[Optional[float]]        # per seed: r with a floor, d without
+    effect: list[Optional[float]]        # per seed both rows ran (seed order): r with a floor, d without
     mean: Optional[float]
     low: Optional[float]                 # the t interval of the mean effect
     high: Optional[float]
@@ -101,6 +102,7 @@ class ChangeAcrossSizes:
     trend: Comparison                    # effect at the largest size against the smallest, paired by seed
     decades: float                       # log10 of N largest / N smallest
     transfer: Transfer
+    trend_look: Look | None = None       # the look (settle.looks) that judged the trend
 
     @property
     def slope(self) -> tuple[Optional[float], Optional[float], Optional[float]]:
@@ -133,8 +135,17 @@ def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float],
         for (size, rows), params in zip(ladders, n):
             e = effects(rows[k], rows[k - 1], floor)
             cells.append(ChangeAtSize(size, params, rows[k], e, *mean_interval(e, confidence)))
-        trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
-        out.append(ChangeAcrossSizes(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend)))
+        ends = [c.row.look.design for c in (cells[0], cells[-1]) if c.row.look is not None]
+        look = None
+        if ends:                                 # at the ends' looks (a scale ladder's cap, if lower)
+            design = min(ends, key=lambda d: d.cap)
+            seeds = [[r.seed for r in c.row.runs] for c in (cells[-1], cells[0])]
+            look = judge_looks(dict(zip(seeds[0], cells[-1].effect)), dict(zip(seeds[1], cells[0].effect)), design)
+            trend = look.comparison
+        else:
+            trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
+        out.append(ChangeAcrossSizes(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend),
+                                     look))
     return out
 
 

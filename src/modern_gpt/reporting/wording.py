@@ -7,6 +7,16 @@ rewording touches nothing else."""
 TITLE = "# Ablation: from the Step 1 GPT to the modern design"
 INTRO = ("Written by `dvc repro` (stage `report`); do not edit by hand. Each row adds one change to the row above "
          "it, at the same shape, on the same seeds and batches.")
+LOOKS = ("**Looks.** Each comparison is judged at {looks} seeds, looks fixed in advance (params.yaml `settle:`), and "
+         "stops at the first look that settles it (better, worse, or no effect larger than the spread); an open one "
+         "(borderline, or not shown either way) gets the next look's seeds on both sides (`modern-gpt settle`), and "
+         "at the cap, {cap} seeds, stays open with the effect it rules out. Every look's interval is at {level}, "
+         "not {confidence}: a repeated confidence interval, its level calibrated by simulating the whole procedure "
+         "so that an effect as large as the spread is called no effect larger than the spread no more often than one "
+         "look at {first} seeds and {confidence} would (docs/statistics.md, \"Settling an open verdict\"). A settled "
+         "comparison is final, judged on the seeds it had then; the seeds column says how many seeds each row's mean "
+         "and sd use, which can be more than a comparison judged (a row between two comparisons gains seeds for the "
+         "open one). The spread is re-estimated at each look from the seeds judged there.")
 TABLE_NOTE = (
     "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
     "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
@@ -17,14 +27,14 @@ TABLE_NOTE = (
     "positive. The band is {band:g} × the pooled seed sd of the two rows: a row whose smaller margin "
     "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
     "could tip it either way (docs/statistics.md: \"Verdicts another machine reproduces\"). A noise row says which kind it "
-    "is: **{no_effect}** when the {equivalence:.0%} interval of Δ val lies inside ± the spread "
+    "is: **{no_effect}** when the {equivalence} interval of Δ val lies inside ± the spread "
     "(whatever the change does, it is smaller than the seeds' own scatter), **{not_shown}** when the seeds "
     "can show neither that nor a change; a row of the second kind, and a borderline row, says about how many "
     "seeds would settle its effect as a change, or that none would.¹")
 PARAMS_NOTE = ("params counts every weight, a tied token matrix once; Δ params is against the row above, and ≠ marks "
                "a row whose non-embedding parameters (all but the token table, an untied output head and the "
                "position table) differ from that row's by more than {tolerance:.0%}.")
-FULL_MODEL = ("**Full model against the baseline:** Δ val {effect} (spread {spread}, range {range}, {confidence:.0%} "
+FULL_MODEL = ("**Full model against the baseline:** Δ val {effect} (spread {spread}, range {range}, {confidence} "
               "CI {interval}): {verdict}; params {params_from} → {params_to}.")
 
 BEYOND_TITLE = "# Beyond the book: the changes models made after it"
@@ -33,7 +43,7 @@ BEYOND_INTRO = ("Written by `dvc repro` (stage `report`) when params.yaml's `bey
                 "row below switches one more setting on top of the row above it, at the same shape, on the same "
                 "seeds and batches, judged by the same rule.")
 BEYOND_FULL = ("**Every change against the book's design:** Δ val {effect} (spread {spread}, range {range}, "
-               "{confidence:.0%} CI {interval}): {verdict}; params {params_from} → {params_to}.")
+               "{confidence} CI {interval}): {verdict}; params {params_from} → {params_to}.")
 
 # ------------------------------------------------------------------------------------- the ladder at several sizes
 
@@ -59,7 +69,7 @@ SCALE_TREND = (
     "N divides that contrast, and its interval, by log₁₀ of the two sizes' N (the full model's non-embedding "
     "parameters). The middle sizes are shown, not tested.")
 SCALE_FULL = "**The full model against the baseline, at every size:** "
-SCALE_FULL_SIZE = ("{size} Δ val {effect} (spread {spread}, {confidence:.0%} CI {interval}): {verdict}, "
+SCALE_FULL_SIZE = ("{size} Δ val {effect} (spread {spread}, {confidence} CI {interval}): {verdict}, "
                    "params {params_from} → {params_to}")
 TRANSFER_DEFINITIONS = (
     "Each change gets the first of these that applies:\n\n"
@@ -147,7 +157,7 @@ SWEEP_UNIFORM = " (ln V = {uniform:.3f})"
 PAIR_NONE = "**{row} against {ref} at their best rates:** one of them diverged at every rate; no comparison."
 PAIR = ("**{row} at lr {lr:g} against {ref} at lr {ref_lr:g}** (each at its best rate): Δ val {effect} ({figures}): "
         "{verdict}. {same} {stability}")
-PAIR_FIGURES = "spread {spread}, range {range}, {confidence:.0%} CI {interval}, margins {margins}"
+PAIR_FIGURES = "spread {spread}, range {range}, {confidence} CI {interval}, margins {margins}"
 PAIR_CHANGED = "The verdict changes: at lr {base_lr:g} for both it was {verdict}."
 PAIR_SAME = "The same verdict as at lr {base_lr:g} for both."
 STABILITY_UNTESTED = ("{ref} neither spiked nor diverged at any rate of the grid, so the grid does not test what "

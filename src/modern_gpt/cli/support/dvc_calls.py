@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from ...core.errors import DataError
-from ...pipeline.families import TRAINING
+from ...pipeline.families import SETTLE, TRAINING
 
 DVC = [sys.executable, "-m", "dvc"]
-TRAINING_STAGES = frozenset(f.stage for f in TRAINING)     # dvc.yaml's stages that train a run
+TRAINING_STAGES = frozenset(f.stage for f in TRAINING) | {SETTLE}     # dvc.yaml's stages that train a run
 
 
 def dvc(*args: str, check: bool = True, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -1,0 +1,99 @@
+"""`modern-gpt settle [--jobs N|auto]`: more seeds only where a verdict is open, at the looks params.yaml's settle:
+fixed before any run (reporting/looks.py, docs/statistics.md "Settling an open verdict").
+
+It runs the pipeline as `modern-gpt repro` does, reads the report's results (the same files, the same rule), and
+for every comparison still open at a look adds the next look's seeds to each row it reads, as runs of settle.runs
+in params.yaml (its comments and order kept: round-trip YAML, as DVC's `-S` writes); then again, until every
+comparison is settled or at its cap. Ordinary DVC underneath: the committed params.yaml then lists every run that
+exists, so `dvc repro` on a fresh clone trains exactly those, and a run once trained is never retrained because
+another row got seeds (each added run is a stage of its own, settle@<slug>-<seed>).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+from ..config import params as params_file
+from ..config.sections import SettleConfig, section
+from ..core.errors import ConfigError, DataError
+from ..core.files import write_bytes
+
+
+def add_parsers(sub) -> None:
+    s = sub.add_parser("settle", help="more seeds only where a verdict is open, at settle.looks: repro, look, add "
+                                      "the next look's seeds to the open rows in params.yaml, until settled or at "
+                                      "the cap")
+    s.add_argument("--jobs", default="auto", metavar="N|auto", help="training runs at once, as modern-gpt repro's")
+    s.set_defaults(func=cmd_settle)
+
+
+def add_runs(path: Path, add: dict[str, tuple[int, ...]]) -> int:
+    """settle.runs in params.yaml gains each (slug, seed) of `add`, in block style, one flow-style run a line; the
+    rest of the file is written back as it was. Returns the runs added."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    rt = YAML()
+    doc = rt.load(path.read_text(encoding="utf-8"))
+    settle = doc["settle"]
+    runs = CommentedMap()
+    for key, run in (settle.get("runs") or {}).items():
+        runs[key] = run
+    count = 0
+    for slug, seeds in add.items():
+        for seed in seeds:
+            item = CommentedMap([("slug", slug), ("seed", seed)])
+            item.fa.set_flow_style()
+            runs[f"{slug}-{seed}"] = item
+            count += 1
+    settle["runs"] = runs
+    out = io.StringIO()
+    rt.dump(doc, out)
+    write_bytes(path, out.getvalue().encode("utf-8"))
+    return count
+
+
+def cmd_settle(args: argparse.Namespace) -> None:
+    from ..reporting.collect import from_files
+    from ..reporting.settling import asked_seeds, comparisons
+    from .repro import cmd_repro
+
+    if not Path("dvc.yaml").is_file():
+        raise DataError("dvc.yaml: not found here; run modern-gpt settle at the root of a clone of the project")
+    settle = section(SettleConfig, params_file.load(("settle",), optional=("settle",))["settle"], "settle")
+    if not settle.on:
+        raise ConfigError(f"settle.looks={settle.looks!r}: give at least two looks (seed counts, the first seeds:'s "
+                          "count), e.g. [5, 8, 12, 20]; settle adds seeds only at them")
+    added, round_ = 0, 0
+    while True:                       # each round moves every open comparison to its next look: it ends at the cap
+        round_ += 1
+        cmd_repro(argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None))
+        report = params_file.load(("report",), optional=("report",))["report"]
+        plan, _, results = from_files(Path("data/runs"), Path("data/serve"), Path("configs/plan.json"),
+                                      Path("data/tokenized/meta.json"), Path("data/generated"), report)
+        found = comparisons(results)
+        has = {slug: len(plan.seeds_of(slug)) for a in found for slug in a.slugs}
+        add = asked_seeds(found, has)
+        settled = [a for a in found if a.look.settled]
+        capped = [a for a in found if a.look.at_cap]
+        print(f"settle, look {round_}: {len(found)} comparisons, {len(settled)} settled, {len(capped)} open at "
+              f"the cap, {len(found) - len(settled) - len(capped)} open", flush=True)
+        for a in found:
+            if not a.look.settled:
+                where = "at the cap" if a.look.at_cap else f"next look {a.look.next}"
+                print(f"  open: {a.what} ({a.look.comparison.verdict.value} at {a.look.n} seeds; {where})",
+                      flush=True)
+        if not add:
+            break
+        n = add_runs(Path("params.yaml"), add)
+        added += n
+        print(f"settle: params.yaml settle.runs gains {n} runs: "
+              + "; ".join(f"{slug} {', '.join(map(str, seeds))}" for slug, seeds in add.items()), flush=True)
+    ladder_rows = {r.slug for ladder in results.ladders for r in ladder.rows}
+    most = max(len(plan.seeds_of(s)) for s in ladder_rows)
+    every = (most - len(plan.seeds)) * len(ladder_rows)
+    print(f"settle: done; {added} runs added this time, {sum(len(a.seeds) for a in plan.added)} in settle.runs in "
+          f"all; the same seeds for every row ({most}, seeds: for all {len(ladder_rows)} ladder rows) would be "
+          f"{every} runs", flush=True)

@@ -1,0 +1,64 @@
+"""What `modern-gpt settle` reads from the report's results: every comparison the looks judge, where it stands, and
+the seeds the open ones ask for (reporting/looks.py; cli/settle.py writes them into params.yaml).
+
+The comparisons are the report's own: each ladder's rows against the row above and its last row against row 0
+(the main table, the second ladder, each size of the scale ladders), and each change's trend across sizes while its
+transfer verdict is open. A comparison open at a look asks for the next look's seeds for every row it reads (a
+pair: both sides; a trend: the change's two rows at the smallest and the largest size). The learning-rate grid is
+not extended: its verdicts are judged once on sweep.seeds (docs/statistics.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .looks import Look
+from .results import Results, full_look
+from .scale import scale_changes, size_name, sized
+from .transfer import Transfer
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One comparison under the looks: what it is, where it stands, and the rows it reads."""
+    what: str                        # 'main: + no bias', 'scale xs: + QK-norm', 'transfer: + GQA (kv=2)'
+    look: Look
+    slugs: tuple[str, ...]
+
+
+def comparisons(results: Results) -> list[Asked]:
+    """Every comparison the report judges at the looks, in the report's order."""
+    out = []
+    for ladder in results.ladders:
+        name = ladder.name.value if ladder.size is None else f"scale {ladder.size}"
+        rows = ladder.rows
+        out += [Asked(f"{name}: {row.label}", row.look, (above.slug, row.slug))
+                for above, row in zip(rows, rows[1:]) if row.look is not None]
+        full = full_look(rows)
+        if full is not None:
+            out.append(Asked(f"{name}: full model against {rows[0].label}", full, (rows[0].slug, rows[-1].slug)))
+    if results.sizes:
+        ends = sized(results)
+        for c in scale_changes(results):
+            if c.trend_look is None or c.transfer != Transfer.OPEN:
+                continue
+            k = [r.slug for r in ends[0][1]].index(c.cells[0].row.slug)
+            slugs = tuple(rows[i].slug for _, rows in (ends[0], ends[-1]) for i in (k - 1, k))
+            out.append(Asked(f"transfer {size_name(ends[0][0])} → {size_name(ends[-1][0])}: {c.label}",
+                             c.trend_look, slugs))
+    return out
+
+
+def asked_seeds(found: list[Asked], has: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """slug → the seeds to add to it: each open comparison with a next look asks for the seed order's next seeds
+    up to that look for each row it reads (`has`: each row's seed count now); a row asked by two comparisons gets the
+    larger count."""
+    want: dict[str, int] = {}
+    order: dict[str, tuple[int, ...]] = {}
+    for a in found:
+        if a.look.settled or a.look.next is None:
+            continue
+        for slug in a.slugs:
+            if a.look.next > max(want.get(slug, 0), has[slug]):
+                want[slug], order[slug] = a.look.next, a.look.design.order
+    return {slug: tuple(order[slug][has[slug]:n]) for slug, n in want.items()}
