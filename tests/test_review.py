@@ -5,6 +5,7 @@ import dataclasses
 import random
 
 import pytest
+from pathlib import Path
 
 from modern_gpt.core.errors import DataError
 from modern_gpt.records.stages import LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
@@ -157,3 +158,29 @@ def test_the_staleness_rule_names_the_stage_and_what_changed():
         "stage plan: params params.yaml: model.n_kv_head modified since dvc.lock"]
     assert stale({"report": [{"changed outs": {"reports/ablation.md": "modified"}}]}, outs)
     assert stale({"run@a-0": ["changed command"]}, outs) == ["stage run@a-0: changed command"]
+
+
+def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_settled_verdict():
+    """The same commit trained on two CPUs (tests/fixtures: reports/runs.csv of 409261d from an AMD EPYC and an Intel
+    Xeon): review's rerun band, each family's measured RERUN_SD, calls at most one row suspicious, and every verdict
+    the main table settles on one machine (outside the band) is the same on the other."""
+    from modern_gpt.reporting.calibration import RERUN_SD_BY_FAMILY
+    from modern_gpt.reporting.looks import Design, judge_looks
+    from modern_gpt.reporting.runs_csv import from_csv
+    from modern_gpt.review.diff import by_row, row_diff
+
+    fixtures = Path(__file__).parent / "fixtures"
+    epyc, xeon = (by_row(from_csv((fixtures / f"runs-409261d-{cpu}.csv").read_text())) for cpu in ("amd-epyc",
+                                                                                                    "intel-xeon"))
+    assert set(epyc) == set(xeon) and {k[0] for k in epyc} == set(RERUN_SD_BY_FAMILY)
+    diffs = [row_diff(k, epyc[k], xeon[k], True, 0.95, 0.4) for k in epyc]
+    assert all(not d.inputs_changed for d in diffs) and len(diffs) == 11
+    assert len([d for d in diffs if d.moved > d.band]) <= 1
+    design = Design((5, 8, 12, 20), (0, 1, 2, 3, 4), 0.95, 0.4)
+    ladder = [k for k in epyc if k[0] == "run"]
+    for above, row in zip(ladder, ladder[1:]):
+        a, b = ([judge_looks({s: x.val_loss for s, x in side[row].items()},
+                             {s: x.val_loss for s, x in side[above].items()}, design).comparison
+                 for side in (epyc, xeon)])
+        if a.verdict.value != "borderline" and b.verdict.value != "borderline":
+            assert (a.verdict, a.noise_kind) == (b.verdict, b.noise_kind), row

@@ -231,20 +231,22 @@ def miscall(looks: Sequence[int], confidence: float, band: float, pair_correlati
 def look_level(looks: tuple[int, ...], confidence: float = 0.95, band: float = BAND) -> float:
     """The level of every look's interval: the lowest (bisected, then rounded up to 0.1%) at which the whole
     procedure over `looks` calls a true effect as large as the spread "no effect larger than the spread" no more
-    often than one look at looks[0] seeds and `confidence` does, at each seed correlation of
-    CALIBRATION_CORRELATIONS (normal noise; docs/statistics.md shows the rest, heavy tails included). Deterministic:
+    often than one look at looks[0] seeds and `confidence` does under the same noise, at each seed correlation of
+    CALIBRATION_CORRELATIONS and each noise of NOISES (normal, and heavy-tailed); the highest of those levels.
+    Deterministic:
     the simulation's draws are fixed (CALIBRATION_SEED), the same at every level tried."""
     if len(looks) < 2:
         return confidence
     levels = []
-    for rho in CALIBRATION_CORRELATIONS:
-        target = miscall(looks[:1], confidence, band, rho)
-        lo, hi = confidence, 0.9995
-        if miscall(looks, lo, band, rho) <= target:
-            levels.append(lo)
-            continue
-        for _ in range(12):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (lo, mid) if miscall(looks, mid, band, rho) <= target else (mid, hi)
-        levels.append(hi)
+    for noise in NOISES:
+        for rho in CALIBRATION_CORRELATIONS:
+            target = miscall(looks[:1], confidence, band, rho, noise=noise)
+            lo, hi = confidence, 0.9995
+            if miscall(looks, lo, band, rho, noise=noise) <= target:
+                levels.append(lo)
+                continue
+            for _ in range(11):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if miscall(looks, mid, band, rho, noise=noise) <= target else (mid, hi)
+            levels.append(hi)
     return min(0.9995, math.ceil(max(levels) * 1000.0 - 1e-9) / 1000.0)
