@@ -163,7 +163,9 @@ def test_the_staleness_rule_names_the_stage_and_what_changed():
 def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_settled_verdict():
     """The same commit trained on two CPUs (tests/fixtures: reports/runs.csv of 409261d from an AMD EPYC and an Intel
     Xeon): review's rerun band, each family's measured RERUN_SD, calls at most one row suspicious, and every verdict
-    the main table settles on one machine (outside the band) is the same on the other."""
+    the main table gives outside the band (better, worse or noise) is the same on the other. The kind of a noise
+    verdict is not held: + GQA's equivalence margin is +0.0005 on one CPU and -0.0003 on the other (docs/statistics.md),
+    and no band covers that margin yet."""
     from modern_gpt.reporting.calibration import RERUN_SD_BY_FAMILY
     from modern_gpt.reporting.looks import Design, judge_looks
     from modern_gpt.reporting.runs_csv import from_csv
@@ -183,4 +185,4 @@ def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_
                              {s: x.val_loss for s, x in side[above].items()}, design).comparison
                  for side in (epyc, xeon)])
         if a.verdict.value != "borderline" and b.verdict.value != "borderline":
-            assert (a.verdict, a.noise_kind) == (b.verdict, b.noise_kind), row
+            assert a.verdict == b.verdict, row

@@ -34,9 +34,9 @@ def settle(**values) -> dict:
 # ------------------------------------------------------------------------------------------------ the design
 @pytest.mark.parametrize("values, message", [
     ({"looks": [5, 12, 8]}, "settle.looks=[5, 12, 8]: must list seed counts in increasing order"),
-    ({"looks": [3, 8]}, "settle.looks=[3, 8]: the first look must be the base seeds' count, 5"),
+    ({"looks": [3, 8], "scale_cap": None}, "settle.looks=[3, 8]: the first look must be the base seeds' count, 5"),
     ({"looks": [5, 8], "scale_cap": 12}, "settle.scale_cap=12: must be one of looks after the first (8)"),
-    ({"looks": [], "runs": {"bias-5": {"slug": "bias", "seed": 5}}}, "settle.runs: lists 1 added runs, but looks"),
+    ({"looks": [], "scale_cap": None, "runs": {"bias-5": {"slug": "bias", "seed": 5}}}, "settle.runs: lists 1 added runs, but looks"),
     ({"runs": {"bias-5": {"slug": "bias", "seed": 6}}}, "settle.runs.bias-5: must be {slug: <slug>, seed: <seed>}"),
 ])
 def test_a_bad_design_is_refused_in_one_line_before_any_run(values, message):
@@ -109,16 +109,16 @@ def test_the_calibration_rerun_small_keeps_the_one_look_error_and_the_other_targ
 @pytest.mark.slow
 def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_result_trains_nothing(repo, tmp_path):
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["ladder"] = ["baseline", "norm", "pos"]                   # runs the build has: nothing new but the seeds
-    params["sweep"] = {"lr": [], "rows": [], "seeds": [0, 1]}
     params["settle"] = {"looks": [2, 3], "scale_cap": None, "runs": {}}
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = {**ONE_THREAD, "PYTHONPATH": str(repo / "src")}
     out = sh([sys.executable, "-m", "modern_gpt", "settle"], repo, env=env).stdout
     look1 = out.split("settle, look 2")[0]
     opened = {line.split(": ", 2)[2].split(" (")[0] for line in look1.splitlines() if line.startswith("  open: main")}
-    labels = {"+ RMSNorm": ("baseline", "norm"), "+ RoPE": ("norm", "pos"),
-              "full model against Step 1 baseline": ("baseline", "pos")}
+    rows = params["ladder"]
+    labels = {label: (rows[i], rows[i + 1]) for i, label in enumerate(
+        ["+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"])}
+    labels["full model against Step 1 baseline"] = (rows[0], rows[-1])
     wanted = {slug for label in opened for slug in labels[label]}
     runs = yaml.safe_load((repo / "params.yaml").read_text())["settle"]["runs"]
     assert {r["slug"] for r in runs.values()} == wanted and all(r["seed"] == 2 for r in runs.values())

@@ -26,6 +26,9 @@ def add_parsers(sub) -> None:
                                       "the next look's seeds to the open rows in params.yaml, until settled or at "
                                       "the cap")
     s.add_argument("--jobs", default="auto", metavar="N|auto", help="training runs at once, as modern-gpt repro's")
+    s.add_argument("--rounds", type=int, default=0, metavar="N",
+                   help="add seeds at most N times, then train them and stop (default 0: until settled or at the "
+                        "cap); the same command later goes on from there")
     s.set_defaults(func=cmd_settle)
 
 
@@ -85,7 +88,7 @@ def cmd_settle(args: argparse.Namespace) -> None:
                 where = "at the cap" if a.look.at_cap else f"next look {a.look.next}"
                 print(f"  open: {a.what} ({a.look.comparison.verdict.value} at {a.look.n} seeds; {where})",
                       flush=True)
-        if not add:
+        if not add or (args.rounds and round_ > args.rounds):
             break
         n = add_runs(Path("params.yaml"), add)
         added += n
