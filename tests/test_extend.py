@@ -53,6 +53,7 @@ def test_a_new_norm_is_one_name_one_class_one_entry_and_a_label(tmp_path, monkey
     (tmp_path / "corpus.txt").write_text(toy_text(6000), encoding="utf-8")
     params = read_yaml(ROOT / "params.yaml")
     params.update(data={"corpus": "corpus.txt", "val_fraction": 0.1}, ladder=["baseline", "norm"], seeds=[0, 1],
+                  settle={"looks": [], "scale_cap": None, "runs": {}},
                   sweep={"lr": [], "rows": [], "seeds": []})
     params["model"].update(n_layer=1, n_embd=32, block_size=16, norm="dyt")
     params["baseline"] = {"norm": "layernorm"}                   # the baseline differs in the norm alone

@@ -114,7 +114,8 @@ def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_res
     env = {**ONE_THREAD, "PYTHONPATH": str(repo / "src")}
     out = sh([sys.executable, "-m", "modern_gpt", "settle"], repo, env=env).stdout
     look1 = out.split("settle, look 2")[0]
-    opened = {line.split(": ", 2)[2].split(" (")[0] for line in look1.splitlines() if line.startswith("  open: main")}
+    opened = {line.split(": ", 2)[2].rsplit(" (", 1)[0] for line in look1.splitlines()
+              if line.startswith("  open: main")}
     rows = params["ladder"]
     labels = {label: (rows[i], rows[i + 1]) for i, label in enumerate(
         ["+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"])}
