@@ -360,6 +360,7 @@ def review_problems(lines: list[str]) -> list[str]:
         if vals is None:
             problems.append(f"modern-gpt review: {row['family']} {run}: no such run in reports/runs.csv")
             continue
+        vals = vals[:int(row["seeds"])]          # the seeds both sides ran: the base ones (settle's come after)
         if row["BASE val"] != f"{sum(vals) / len(vals):.4f}":
             problems.append(f"modern-gpt review: {run}: BASE val {row['BASE val']}, reports/runs.csv gives "
                             f"{sum(vals) / len(vals):.4f}")
