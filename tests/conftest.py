@@ -73,6 +73,14 @@ def repo(builds, tmp_path) -> Path:
 
 
 @pytest.fixture
+def options_repo(builds, tmp_path) -> Path:
+    """A copy of its own of the options build (tests/e2e.py's OPTIONS: a smaller ladder with the A/A copy and
+    leave-one-out on), trained once per session by `dvc repro` (which ran exactly its 10 runs, aa@baseline-5 and -6
+    and loo@qk_norm-0 and -1 among them, 3 serves, generate, tokenize, plan and report) and committed."""
+    return e2e.workspace("options", builds, tmp_path)
+
+
+@pytest.fixture
 def options_and_remote(builds, tmp_path) -> Path:
     """A copy of its own of the options build, and of the remote it pushed to (where the copy's default remote
     points: tmp_path/modern-gpt-remote)."""

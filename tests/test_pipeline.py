@@ -677,15 +677,7 @@ def test_each_stage_reads_only_its_declared_deps_and_every_data_dep_it_declares(
         assert not unread, f"{name} depends on files it never reads: {unread}"
 
 
-# A smaller ladder with the optional rows switched on: the A/A copy and leave-one-out.
-@pytest.fixture
-def options_repo(builds, tmp_path):
-    """A copy of its own of the options build (tests/e2e.py's OPTIONS: a smaller ladder with the A/A copy and
-    leave-one-out on), trained once per session by `dvc repro` (which ran exactly its 10 runs, aa@baseline-5 and -6
-    and loo@qk_norm-0 and -1 among them, 3 serves, generate, tokenize, plan and report) and committed."""
-    return workspace("options", builds, tmp_path)
-
-
+# A smaller ladder with the optional rows switched on, the A/A copy and leave-one-out: conftest.py's options_repo.
 @pytest.mark.light
 def test_aa_and_leave_one_out_run_end_to_end(options_repo):
     text = (options_repo / "reports" / "ablation.md").read_text()

@@ -3,16 +3,14 @@ rule at the looks, the seeds asked for, its calibration rerun small, and the com
 
 from __future__ import annotations
 
-import math
-import os
-import shutil
+import json
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from e2e import DVC, ENV, ONE_THREAD, ran, sh, status
+from e2e import DVC, ONE_THREAD, ran, sh, status
 from test_params import META, default, one_line, plan_files
 
 from modern_gpt.config.sections import seed_order
@@ -107,7 +105,10 @@ def test_the_calibration_rerun_small_keeps_the_one_look_error_and_the_other_targ
 
 # ------------------------------------------------------------------------------------------------ the command
 @pytest.mark.slow
-def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_result_trains_nothing(repo, tmp_path):
+def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_result_trains_nothing(options_repo,
+                                                                                                tmp_path):
+    """On the options build (three rows, the A/A copy on seeds 5 and 6, which the added seeds skip)."""
+    repo = options_repo
     params = yaml.safe_load((repo / "params.yaml").read_text())
     params["settle"] = {"looks": [2, 3], "scale_cap": None, "runs": {}}
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -116,20 +117,19 @@ def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_res
     look1 = out.split("settle, look 2")[0]
     opened = {line.split(": ", 2)[2].rsplit(" (", 1)[0] for line in look1.splitlines()
               if line.startswith("  open: main")}
-    rows = params["ladder"]
-    labels = {label: (rows[i], rows[i + 1]) for i, label in enumerate(
-        ["+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"])}
-    labels["full model against Step 1 baseline"] = (rows[0], rows[-1])
+    rows = json.loads((repo / "configs" / "plan.json").read_text())["ladders"][0]["rows"]
+    labels = {r["label"]: (above["slug"], r["slug"]) for above, r in zip(rows, rows[1:])}
+    labels[f"full model against {rows[0]['label']}"] = (rows[0]["slug"], rows[-1]["slug"])
     wanted = {slug for label in opened for slug in labels[label]}
-    runs = yaml.safe_load((repo / "params.yaml").read_text())["settle"]["runs"]
+    runs = yaml.safe_load((repo / "params.yaml").read_text())["settle"]["runs"] or {}
     assert {r["slug"] for r in runs.values()} == wanted and all(r["seed"] == 2 for r in runs.values())
     assert "settle, look 2" in out or not wanted
     assert status(repo) == set()
     again = (repo / "params.yaml").read_bytes()
     out = sh([sys.executable, "-m", "modern_gpt", "settle"], repo, env=env).stdout
     assert (repo / "params.yaml").read_bytes() == again and "training runs" not in out     # nothing more to do
-    lines = (repo / "reports" / "runs.csv").read_text().splitlines()
-    assert sum(",2," in line for line in lines) == len(wanted)
+    lines = [line.split(",") for line in (repo / "reports" / "runs.csv").read_text().splitlines()[1:]]
+    assert {(x[5], x[4]) for x in lines if x[0] == "run" and x[4] == "2"} == {(slug, "2") for slug in wanted}
     # a clone of the result with the runs in the cache: dvc repro trains nothing, and dvc status is clean after it
     sh(["git", "add", "-A"], repo)
     sh(["git", "commit", "-qm", "settled"], repo)
@@ -137,7 +137,7 @@ def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_res
     sh(["git", "clone", "-q", str(repo), str(clone)], tmp_path)
     sh([*DVC, "config", "--local", "cache.dir", str(repo / ".dvc" / "cache")], clone)
     done = ran(sh([*DVC, "repro"], clone, env=env).stdout)
-    assert not {s for s in done if s.startswith(("run@", "settle@"))}
+    assert not {s for s in done if s.startswith(("run@", "settle@", "aa@", "loo@"))}
     assert status(clone) == set()
 
 
