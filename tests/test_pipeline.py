@@ -29,7 +29,7 @@ from modern_gpt.reporting.table import TABLE as COLUMNS
 pytestmark = pytest.mark.slow
 
 from e2e import (DVC, ENV, OPTION_RUNS, OPTION_SERVE, OPTIONS, ROOT, ROWS, RUNS, SERVE, commit, forget, ran,
-                 run_cache_entries, set_params, sh, status, workspace)
+                 run_cache_entries, set_params, sh, status)
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 HEADERS = [c.header.replace("{confidence}", "95%") for c in COLUMNS if not c.looks_only]   # settle off at smoke size
