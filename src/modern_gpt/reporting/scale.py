@@ -12,7 +12,7 @@ from ..records.stages import LadderName, Size
 from .cells import interval, millions, num, verdict
 from .provenance import code_line, machine_line
 from .results import Results, RowResult
-from .stats import Verdict, verdict_text
+from .stats import Verdict, pct, verdict_text
 from .transfer import ChangeAcrossSizes, Transfer, changes
 
 
@@ -55,13 +55,13 @@ def size_table(found: list[ChangeAcrossSizes], i: int, floor: bool) -> str:
     """Size i's columns, a row per change, its N in the header. A table per size, not a column group each in one
     wide table, keeps every table at 5 columns however many sizes: a changed cell is a diff of one short line."""
     first = found[0].cells[i]
-    headers = ["change", f"{size_name(first.size)} {millions(first.params)} Δ val", "95% CI", "verdict",
-               f"mean {'r' if floor else 'd'}"]
+    headers = ["change", f"{size_name(first.size)} {millions(first.params)} Δ val", f"{pct(first.row.vs.confidence)} CI",
+               "verdict", f"mean {'r' if floor else 'd'}"]
     rows = []
     for c in found:
         cell = c.cells[i]
-        rows.append([c.label, num(cell.row.vs.effect, sign=True), interval(cell.row.vs), verdict(cell.row.vs),
-                     _effect(cell.mean, floor)])
+        rows.append([c.label, num(cell.row.vs.effect, sign=True), interval(cell.row.vs),
+                     verdict(cell.row.vs, cell.row.look), _effect(cell.mean, floor)])
     return tabulate(rows, headers=headers, tablefmt="pipe", disable_numparse=True,
                     colalign=["left"] + ["right"] * (len(headers) - 1))
 
@@ -69,7 +69,8 @@ def size_table(found: list[ChangeAcrossSizes], i: int, floor: bool) -> str:
 def transfer_table(found: list[ChangeAcrossSizes], floor: bool) -> str:
     """A row per change across the sizes: the trend, its interval, its slope, the transfer verdict."""
     measure = "r" if floor else "d"
-    headers = ["change", f"trend of {measure} (largest − smallest)", "95% CI", "per decade of N", "transfer"]
+    headers = ["change", f"trend of {measure} (largest − smallest)", f"{pct(found[0].trend.confidence)} CI",
+               "per decade of N", "transfer"]
     rows = []
     for c in found:
         word = f"**{c.transfer}**" if c.transfer in (Transfer.HOLDS, Transfer.APPEARS, Transfer.FADES,
