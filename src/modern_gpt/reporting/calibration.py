@@ -125,17 +125,15 @@ def judge(row, ref, *, confidence: float = 0.95, band: float = BAND) -> Judged:
 
 
 # ----------------------------------------------------------------------------- the simulation
-@dataclass(frozen=True)
-class Calibration:
-    """Verdict counts of simulate(); rate = share of trials called better or worse."""
+class Rates:
+    """The shares a simulation's counts give (Calibration, looks.LooksCalibration): of the trials, those called better
+    or worse; of the settled ones, those a rerun flips, and those a rerun settles the other way."""
     trials: int
     better: int
     worse: int
-    borderline: int = 0
-    no_effect: int = 0        # noise of the kind NO_EFFECT
-    settled: int = 0          # trials called better, worse or noise (outside the band)
-    flips: int = 0            # ... whose rerun, without a band, gave another of those three
-    contradictions: int = 0   # ... whose rerun settled too, on another of those three
+    settled: int
+    flips: int
+    contradictions: int
 
     @property
     def rate(self) -> float:
@@ -149,6 +147,19 @@ class Calibration:
     def contradiction_rate(self) -> float:
         """Of the settled verdicts, the share a rerun's report settles the other way (both outside the band)."""
         return self.contradictions / self.settled if self.settled else 0.0
+
+
+@dataclass(frozen=True)
+class Calibration(Rates):
+    """Verdict counts of simulate(); rate = share of trials called better or worse."""
+    trials: int
+    better: int
+    worse: int
+    borderline: int = 0
+    no_effect: int = 0        # noise of the kind NO_EFFECT
+    settled: int = 0          # trials called better, worse or noise (outside the band)
+    flips: int = 0            # ... whose rerun, without a band, gave another of those three
+    contradictions: int = 0   # ... whose rerun settled too, on another of those three
 
 
 CHUNK = 50_000   # trials drawn and judged at once: bounded memory; part of what makes a seed's stream

@@ -24,7 +24,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from .calibration import CHUNK, CODE, judge
+from .calibration import CHUNK, CODE, Rates, judge
 from .stats import BAND, NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
 
 CALIBRATION_TRIALS = 20_000      # per evaluation of look_level's bisection: the level is deterministic from them
@@ -130,7 +130,7 @@ def judge_looks(row: Mapping[int, Optional[float]], ref: Mapping[int, Optional[f
 
 # ----------------------------------------------------------------------------- the whole procedure, simulated
 @dataclass(frozen=True)
-class LooksCalibration:
+class LooksCalibration(Rates):
     """simulate_looks()'s counts over `trials` comparisons."""
     trials: int
     better: int
@@ -142,24 +142,12 @@ class LooksCalibration:
     contradictions: int = 0          # gives another verdict; ... whose rerun is settled, on another verdict
 
     @property
-    def rate(self) -> float:
-        return (self.better + self.worse) / self.trials
-
-    @property
     def settled(self) -> int:
         return self.better + self.worse + self.no_effect
 
     @property
     def mean_seeds(self) -> float:
         return self.seeds / self.trials
-
-    @property
-    def flip_rate(self) -> float:
-        return self.flips / self.settled if self.settled else 0.0
-
-    @property
-    def contradiction_rate(self) -> float:
-        return self.contradictions / self.settled if self.settled else 0.0
 
 
 NOISES = ("normal", "t3")            # seed noise: normal, or Student t with 3 degrees of freedom (unit variance)
