@@ -320,6 +320,21 @@ def test_bench_bad_options_are_one_line(capsys, args, message):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 
+MODEL_LIBRARIES = ("torch", "transformers", "pandas", "matplotlib", "tokenizers")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["review", "HEAD"], ["review", "--check"]], ids=" ".join)
+def test_a_command_that_needs_no_model_imports_no_model_library(args):
+    """--help, review and review --check (its `dvc status` is a process of its own) import no torch, nor the
+    report's plotting and table libraries: each command imports what it uses when it runs."""
+    code = ("import sys\nfrom modern_gpt.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            f"print('imported:', *[m for m in {MODEL_LIBRARIES!r} if m in sys.modules], file=sys.stderr)\n")
+    out = run([sys.executable, "-c", code, *args])
+    *said, imported = out.stderr.splitlines()
+    assert imported == "imported:", out.stderr
+    assert "Traceback" not in out.stderr and (out.stdout or said)       # it ran: a page, a review or a check
+
+
 def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_without_it_is_one_line(tmp_path):
     check = ("import sys, modern_gpt, modern_gpt.cli, modern_gpt.cli.repro, modern_gpt.cli.support.shared_runs\n"
              "assert 'ray' not in sys.modules, 'ray imported'\n")

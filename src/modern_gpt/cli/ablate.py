@@ -1,7 +1,9 @@
 """`modern-gpt ablate` (the book's `python modern_gpt.py --ablate`): train each ladder row on each seed and print
 one table.
 
-Verdicts come from the same rule and the same function as the report's (reporting.stats.compare).
+Verdicts come from the same rule and the same function as the report's (reporting.stats.compare). The parser needs
+no model library: torch, training and the report's libraries are imported by the functions that use them, so
+`modern-gpt --help` starts none of them (tests/test_cli.py checks sys.modules).
 """
 
 from __future__ import annotations
@@ -9,28 +11,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from typing import Callable
-
-import torch
+from typing import TYPE_CHECKING, Callable
 
 from ..config import TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
 from ..config.sections import GenerateConfig, section
 from ..core.errors import ConfigError
 from ..config.params import project_params, sections
-from ..corpus.reading import read_corpus, split_text
-from ..corpus.tokenizers import SymbolTokenizer
 from ..pipeline.ladder import Row
 from ..pipeline.params import parse
-from ..reporting.findings import quick_warnings
-from ..reporting.results import RowResult, row_result
-from ..reporting.settings import Settings
-from ..reporting.table import quick_header, quick_line
-from ..training.batched import run_seeds
-from ..training.batches import check_length
-from ..training.loop import resolve_device
-from ..training.run import run
 from .support.profiles import SMOKE, add_shape_args, cpu, rows_for, settings_from
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..reporting.results import RowResult
 
 # --smoke: the toy corpus and profiles.SMOKE; otherwise the pipeline's corpus and profiles.cpu()
 SMOKE_CORPUS_CHARS = 2400
@@ -83,6 +78,9 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
                on_row: Callable[[RowResult], None] | None = None, batch_seeds: bool = False) -> list[RowResult]:
     """Every row on every seed, each row compared with the one above it. batch_seeds: a row's seeds train
     as one batched model (training.batched), the same numbers to rounding."""
+    from ..reporting.results import row_result
+    from ..training.batched import run_seeds
+    from ..training.run import run
     results: list[RowResult] = []
     given = parse(project_params()).train if any(row.train for row in rows) else None    # read once, not per row
     for row in rows:
@@ -102,6 +100,15 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
 
 
 def cmd_ablate(args: argparse.Namespace) -> None:
+    import torch
+
+    from ..corpus.reading import read_corpus, split_text
+    from ..corpus.tokenizers import SymbolTokenizer
+    from ..reporting.findings import quick_warnings
+    from ..reporting.settings import Settings
+    from ..reporting.table import quick_header, quick_line
+    from ..training.batches import check_length
+    from ..training.loop import resolve_device
     settings = settings_from(args, SMOKE if args.smoke else cpu())
     if args.seeds < 1:
         raise ConfigError(f"--seeds={args.seeds}: must be at least 1")

@@ -4,16 +4,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import torch
-
-from ..bench import decode, training
 from ..config import TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
 from ..core.errors import ConfigError
 from ..pipeline.ladder import Row
-from ..training.loop import fast_matmuls, resolve_device
 from .support.profiles import add_shape_args, cpu, rows_for, settings_from
+
+if TYPE_CHECKING:
+    import torch
 
 
 def add_parsers(sub) -> None:
@@ -42,10 +42,15 @@ def bench_settings(args: argparse.Namespace) -> dict:
 
 
 def where(device: torch.device) -> str:
+    import torch
     return torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
 
 
 def cmd_decode_bench(args: argparse.Namespace) -> None:
+    import torch
+
+    from ..bench import decode
+    from ..training.loop import resolve_device
     try:
         contexts = sorted({int(c) for c in args.contexts.split(",")})
     except ValueError:
@@ -81,6 +86,10 @@ def chosen_rows(rows: list[Row], wanted: str | None) -> list[Row]:
 def cmd_bench(args: argparse.Namespace) -> None:
     if args.decode:
         return cmd_decode_bench(args)
+    import torch
+
+    from ..bench import training
+    from ..training.loop import fast_matmuls, resolve_device
     settings = bench_settings(args)
     rows = chosen_rows(rows_for(settings, args.vocab_size, args.n_kv_head), args.rows)
     for name in ("iters", "windows", "seeds"):

@@ -7,16 +7,10 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from ..config.sections import ServeConfig, section
 from ..core.errors import ConfigError, DataError
 from ..core.files import read_json
 from ..config.params import project_params, sections
-from ..corpus.tokenizers import load_tokenizer
-from ..nn.checkpoint import load_run
-from ..serving.generate import generate
-from ..training.batches import load_tokens
 from .support.run_folder import check_run
 
 
@@ -53,6 +47,7 @@ def prompt_ids(tokenizer, data: Path, prompt: str | None, prompt_tokens: int) ->
             raise DataError(f"--prompt: {str(e).removeprefix('text: ')}") from None
     if prompt_tokens < 1:
         raise ConfigError(f"--prompt-tokens={prompt_tokens}: must be at least 1")
+    from ..training.batches import load_tokens
     return load_tokens(data / "val.bin")[:prompt_tokens].tolist()
 
 
@@ -70,6 +65,11 @@ def sample_text(run_dir: str | Path, data: str | Path = "data/tokenized", prompt
                 prompt_tokens: int, tokens: int, temperature: float, top_k: int | None, seed: int) -> SampledText:
     """The prompt and its continuation as text, with their token counts (the defaults: `modern-gpt sample`'s,
     params.yaml's serve: section)."""
+    import torch
+
+    from ..corpus.tokenizers import load_tokenizer
+    from ..nn.checkpoint import load_run
+    from ..serving.generate import generate
     data = Path(data)
     check_run(run_dir)
     if not (data / "tokenizer.json").is_file():
