@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import networkx as nx
+from md_tables import table_under
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = ROOT / "src" / "modern_gpt" / "cli"
@@ -125,6 +126,26 @@ def imports() -> nx.DiGraph:
                 if target and target != name:
                     graph.add_edge(name, target)
     return graph
+
+
+def folder(module: str) -> str:
+    """A module's folder of src/modern_gpt/ as docs/layout.md's table names it: 'cli/', or '__main__.py'."""
+    top = module.split(".")[1]
+    return f"{top}/" if (ROOT / "src" / "modern_gpt" / top).is_dir() else f"{top}.py"
+
+
+def test_every_import_between_folders_is_one_the_layers_table_lists_and_every_entry_is_used():
+    _, table = table_under((ROOT / "docs" / "layout.md").read_text(encoding="utf-8"), "## Layers")
+    allowed = {row["folder"].strip("`"): {f.strip(" `") for f in row["imports"].split(",")} for row in table}
+    used = defaultdict(set)
+    for a, b in imports().edges():
+        if a != "modern_gpt" and folder(a) != folder(b):
+            used[folder(a)].add(folder(b))
+    assert "reporting/" in used and "changes/" in used["config/"]                  # the graph is read
+    wrong = {f"{a} imports {b}" for a, found in used.items() for b in found - allowed.get(a, set())}
+    assert not wrong, f"imports docs/layout.md's Layers table does not list: {sorted(wrong)}"
+    stale = {f"{a}: {b}" for a, listed in allowed.items() for b in listed - used[a]}
+    assert not stale, f"entries of docs/layout.md's Layers table no import uses: {sorted(stale)}"
 
 
 def test_no_two_modules_import_each_other_but_the_listed_ones():

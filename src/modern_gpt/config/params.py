@@ -52,7 +52,7 @@ def load(names: tuple[str, ...], path: str | Path = "params.yaml", optional: tup
 def project_params() -> Any:
     """This checkout's own params.yaml, whatever the working directory: the one definition of the book's design,
     the toy shape and the sampling defaults, which the commands beside the pipeline read too."""
-    path = Path(__file__).resolve().parents[3] / "params.yaml"     # src/modern_gpt/core/ → the checkout
+    path = Path(__file__).resolve().parents[3] / "params.yaml"     # src/modern_gpt/config/ → the checkout
     if not path.is_file():
         raise ConfigError(f"{path}: not found; the commands read the design from the checkout's params.yaml "
                           "(install the checkout editable: pip install -e .)")

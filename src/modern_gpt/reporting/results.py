@@ -82,7 +82,7 @@ def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], design: Design 
 
 
 class Holds(StrEnum):
-    """Whether a rerun's verdict holds (Rerun.holds); the report words each value (report.HOLDS_WORDS)."""
+    """Whether a rerun's verdict holds (Rerun.holds); the report words each value (reporting/sections.py: HOLDS_WORDS)."""
     YES = "yes"
     FLIPPED = "flipped"
     OPEN = "open"
