@@ -10,12 +10,14 @@ import io
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -831,15 +833,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class RayCluster:
+    address: str
+    env: dict[str, str]        # a driver's: a home of its own, and the cluster's token where Ray looks
+
+
 @pytest.fixture
-def ray_cluster():
+def ray_cluster(tmp_path_factory):
+    """A cluster with token authentication on (RAY_AUTH_MODE=token) and a token of its own; neither it nor the
+    drivers read the home directory (each gets an empty one), so whatever ~/.ray holds changes nothing."""
+    home = tmp_path_factory.mktemp("ray-home")
+    token = home / "cluster-token"
+    token.write_text(secrets.token_hex(32))
+    base = {**{k: v for k, v in ENV.items() if not k.startswith("RAY_AUTH")}, "HOME": str(home),
+            "RAY_USAGE_STATS_ENABLED": "0"}
+    cluster = {**base, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
     port = free_port()
-    env = {**ENV, "RAY_USAGE_STATS_ENABLED": "0"}
     subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
-                    "--object-store-memory=80000000", "--disable-usage-stats"], env=env, check=True,
+                    "--object-store-memory=80000000", "--disable-usage-stats"], env=cluster, check=True,
                    capture_output=True, timeout=300)
-    yield f"127.0.0.1:{port}"
-    subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=300)
+    yield RayCluster(f"127.0.0.1:{port}", {**base, "RAY_AUTH_TOKEN_PATH": str(token)})   # RAY_AUTH_MODE unset
+    subprocess.run([RAY, "stop", "--force"], env=cluster, capture_output=True, timeout=300)
 
 
 def driver_clone(repo: Path, tmp_path: Path, name: str = "driver") -> Path:
@@ -884,40 +899,52 @@ def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_onc
     missing = sorted(OPTION_RUNS)[::3]
     forget(repo, tmp_path / "modern-gpt-remote", [*missing, *OPTION_SERVE, "report"])
     nodes = tmp_path / "nodes"
-    cmd = [*REPRO, "--ray", ray_cluster, "--workdir", str(nodes)]
+    cmd = [*REPRO, "--ray", ray_cluster.address, "--workdir", str(nodes)]
+    env = ray_cluster.env
 
     refused = driver_clone(repo, tmp_path, "refused")   # its own clone: a refusal may have run the cheap stages
     edit(refused / "params.yaml")
-    out = sh(cmd, refused, check=False)
+    out = sh(cmd, refused, check=False, env=env)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert out.stderr.startswith("modern-gpt: error: --ray: params.yaml differ from commit ")
     assert "which the workers check out: they would train something else" in out.stderr
     sh(["git", "checkout", "params.yaml"], refused)
     sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], refused)
-    out = sh(cmd, refused, check=False)
+    out = sh(cmd, refused, check=False, env=env)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
     sh(["git", "checkout", ".dvc/config"], refused)
     closed = f"127.0.0.1:{free_port()}"                 # a port where nothing listens
-    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], refused, check=False)
+    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], refused, check=False, env=env)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
+    out = sh(cmd, refused, check=False, env={**env, "RAY_AUTH_TOKEN": "not-the-clusters"})   # Ray's first choice
+    assert out.returncode == 2 and out.stderr.strip() == (
+        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token: its token "
+        "authentication is on; give the driver the cluster's token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+        "~/.ray/auth_token (docs/machines.md)"), out.stderr                                 # not Ray's warnings
     assert not nodes.exists() and not (refused / "data" / "runs").exists()      # no task ever started
 
     driver = driver_clone(repo, tmp_path)
     log = tmp_path / "driver.log"
-    proc = subprocess.Popen(cmd, cwd=driver, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True)
-    deadline, victim = time.time() + 300, None
-    while victim is None and proc.poll() is None and time.time() < deadline:
-        runs = [p for p in psutil.process_iter(["cmdline"]) if "stages/run.py" in " ".join(p.info["cmdline"] or [])]
-        victim = next((p for p in runs if p.pid in slot_holders()), None)
-        time.sleep(0.1)
-    assert victim is not None, log.read_text()
-    group = os.getpgid(victim.pid)
-    assert "ray" in " ".join(psutil.Process(group).cmdline()).lower()      # the group is the task's worker's
-    members = [p for p in psutil.process_iter() if _pgid(p.pid) == group]
-    os.killpg(group, signal.SIGKILL)
-    assert proc.wait(timeout=900) == 0, log.read_text()
+    proc = subprocess.Popen(cmd, cwd=driver, env={**ENV, **env}, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        deadline, victim = time.time() + 300, None
+        while victim is None and proc.poll() is None and time.time() < deadline:
+            runs = [p for p in psutil.process_iter(["cmdline"]) if "stages/run.py" in " ".join(p.info["cmdline"] or [])]
+            victim = next((p for p in runs if p.pid in slot_holders()), None)
+            time.sleep(0.1)
+        assert victim is not None, log.read_text()
+        group = os.getpgid(victim.pid)
+        assert "ray" in " ".join(psutil.Process(group).cmdline()).lower()      # the group is the task's worker's
+        members = [p for p in psutil.process_iter() if _pgid(p.pid) == group]
+        os.killpg(group, signal.SIGKILL)
+        assert proc.wait(timeout=900) == 0, log.read_text()
+    finally:                                             # a failed test leaves no driver behind
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     out = log.read_text()
     assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]     # no orphan
     assert sorted(re.findall(r"\] (\S+): trained \(", out)) == missing

@@ -19,6 +19,7 @@ import fcntl
 import os
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,9 +67,42 @@ def source(url: str | None) -> Source:
     return Source(url or git("rev-parse", "--show-toplevel"), commit)
 
 
+TOKEN_SOURCES = "RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
+
+
+def has_token() -> bool:
+    """Whether Ray would find a token for this driver, where Ray looks (RAY_AUTH_TOKEN, then the file at
+    RAY_AUTH_TOKEN_PATH, then ~/.ray/auth_token); a RAY_AUTH_TOKEN_PATH it cannot read is one line."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return True
+    if path := os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        try:
+            return bool(Path(path).read_text().strip()) or _no_token(path, "it is empty")
+        except OSError as e:
+            return _no_token(path, e.strerror or str(e))
+    return (Path.home() / ".ray" / "auth_token").is_file()
+
+
+def _no_token(path: str, why: str) -> bool:
+    raise ConfigError(f"RAY_AUTH_TOKEN_PATH={path}: cannot read the Ray token there ({why}); point it at the "
+                      "cluster's token file, or unset it")
+
+
+def driver_auth(address: str | None) -> None:
+    """The driver sends a token whenever it has one. Ray 2.60 turns token authentication on by itself for a local
+    cluster (writing ~/.ray/auth_token) and for `ray start --head` where that file exists, but never for a driver
+    given an address: such a driver would send no token, and a cluster with authentication on refuses it. A token
+    sent to a cluster without authentication is ignored, so with RAY_AUTH_MODE unset and a token where Ray looks,
+    the driver turns it on; RAY_AUTH_MODE, where set, decides (docs/machines.md). Before Ray is imported: Ray reads
+    the mode once."""
+    if address and "RAY_AUTH_MODE" not in os.environ and has_token():
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
 def connect(ray, address: str | None, cores: int) -> None:
     """Ray's cluster at `address`, or a new local one of this machine's cores when it is None; one line when it
-    cannot be reached."""
+    cannot be reached or refuses this driver's token, Ray's own log lines held back (they go to a file while Ray
+    connects, and are read for the refusal)."""
     local = {} if address else {"num_cpus": cores, "include_dashboard": False}
     host, _, port = (address or "").rpartition(":")
     if host and port.isdigit() and "://" not in address:
@@ -78,12 +112,40 @@ def connect(ray, address: str | None, cores: int) -> None:
         except OSError as e:
             raise DataError(f"--ray: cannot reach the Ray cluster at {address}: {e.strerror or e}; start it with "
                             "`ray start --head`, or give its address") from None
-    try:
-        ray.init(address=address or "local", log_to_driver=False, logging_level="ERROR", **local)
-    except Exception as e:                         # Ray raises ConnectionError, RuntimeError, ValueError, ...
-        where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise DataError(f"--ray: cannot reach {where}: {first}") from None
+    where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
+    with held_stderr() as said:
+        try:
+            ray.init(address=address or "local", log_to_driver=False, logging_level="ERROR", **local)
+            return
+        except Exception as e:                     # Ray raises ConnectionError, RuntimeError, ValueError, ...
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    if "InvalidAuthToken" in said[0] or "Unauthenticated" in said[0]:
+        sent = ("this driver's token" if os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+                else "this driver, which sent no token (RAY_AUTH_MODE is not token)")
+        raise DataError(f"--ray: {where} refused {sent}: its token authentication is on; give the driver the "
+                        f"cluster's token in {TOKEN_SOURCES} (docs/machines.md)")
+    raise DataError(f"--ray: cannot reach {where}: {first}")
+
+
+@contextmanager
+def held_stderr():
+    """Everything written to this process's stderr (file descriptor 2: Ray's C++ logs too) goes to a temporary file
+    until the block ends; yields a list that then holds what was written, as its one item."""
+    import sys
+    import tempfile
+    said: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield said
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            said.append(held.read().decode("utf-8", "replace"))
 
 
 def node_clone(src: Source, remote: Remote, workdir: Path) -> Path:
@@ -130,6 +192,7 @@ def run_on_ray(address: str | None, todo, threads: int, cores: int, device: str,
     """The driver: refuse in one line what cannot work (a workspace that differs from the commit, no remote or one
     it cannot write, a cluster it cannot reach), then one task per pending run (`todo()`, read once the inputs are
     in place), one line per finished run."""
+    driver_auth(address)
     ray = import_ray()
     src = source(url)
     remote = default_remote()
