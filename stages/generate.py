@@ -25,7 +25,7 @@ FLOOR_SENTENCES = 50_000
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", default="data/generated", help="output folder")
+    ap.add_argument("--out", required=True, help="output folder: sanskrit.txt and floor.json")
     args = ap.parse_args()
     g = section(GenerateConfig, params.load(PARAMS)["generate"], "generate")
     text = generate(g.chars, g.seed)

@@ -28,8 +28,8 @@ PARAMS = SECTIONS                  # every section (dvc.yaml: all of params.yaml
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--meta", default="data/tokenized/meta.json")
-    ap.add_argument("--out", default="configs")
+    ap.add_argument("--meta", required=True, help="the tokenize stage's meta.json")
+    ap.add_argument("--out", required=True, help="the configs folder: <row>.json and plan.json")
     args = ap.parse_args()
     p = check_all(params.load(PARAMS, optional=OPTIONAL))     # an unknown section is refused there, by name
     configs, planned = plan(p, CorpusMeta.from_dict(read_json(args.meta), args.meta))

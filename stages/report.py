@@ -23,19 +23,23 @@ from modern_gpt.reporting.files import write_report
 from modern_gpt.reporting.runs_csv import file_md5, run_lines
 
 PARAMS = ("report",)               # the params sections this stage reads: dvc.yaml lists the same
-GENERATED = "data/generated"       # the generate stage's folder: its floor applies to its corpus only
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", default="reports")
-    ap.add_argument("--runs", default="data/runs")
-    ap.add_argument("--serve", default="data/serve", help="the serve stage's <row>.json files")
+    ap.add_argument("--configs", required=True, help="the plan stage's folder: plan.json and each run's <row>.json")
+    ap.add_argument("--meta", required=True, help="the tokenize stage's meta.json")
+    ap.add_argument("--generated", required=True,
+                    help="the generate stage's folder: its floor.json applies to its sanskrit.txt only")
+    ap.add_argument("--runs", required=True, help="the runs' folder: <row>/<seed>/run.json")
+    ap.add_argument("--serve", required=True, help="the serve stage's <row>.json files")
+    ap.add_argument("--out", required=True, help="the reports folder")
     args = ap.parse_args()
     section = params.load(PARAMS, optional=PARAMS)["report"]
-    plan, records, results = from_files(Path(args.runs), Path(args.serve), Path("configs/plan.json"),
-                                        Path("data/tokenized/meta.json"), Path(GENERATED), section)
-    lines = run_lines(plan, records, lambda slug: file_md5(Path("configs") / f"{slug}.json"))
+    configs = Path(args.configs)
+    plan, records, results = from_files(Path(args.runs), Path(args.serve), configs / "plan.json", Path(args.meta),
+                                        Path(args.generated), section)
+    lines = run_lines(plan, records, lambda slug: file_md5(configs / f"{slug}.json"))
     write_report(results, Path(args.out), lines)
 
 

@@ -24,7 +24,7 @@ PARAMS = ("data", "tokenizer", "model")   # the params it reads (of model, block
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", default="data/tokenized", help="output folder")
+    ap.add_argument("--out", required=True, help="output folder")
     args = ap.parse_args()
     p = params.load(PARAMS)
     t = prepare(section(DataConfig, p["data"], "data"), section(TokenizerConfig, p["tokenizer"], "tokenizer"),

@@ -628,7 +628,7 @@ def test_tokenize_refuses_a_split_too_short_for_one_example_before_it_writes(rep
     params = read_yaml(repo / "params.yaml")
     params["data"]["corpus"] = "data/tiny.txt"
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    out = sh([sys.executable, "stages/tokenize_corpus.py"], repo, check=False)
+    out = sh([sys.executable, "stages/tokenize_corpus.py", "--out", "data/tokenized"], repo, check=False)
     assert out.returncode != 0 and "split has" in out.stderr and "block_size=16 needs at least 17" in out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert {p.name: p.read_bytes() for p in (repo / "data" / "tokenized").iterdir()} == before

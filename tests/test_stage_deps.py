@@ -5,6 +5,7 @@ script reads (PARAMS, the only sections config.params.load hands it) are the one
 That the files a stage reads lie under its declared deps is checked on a real pipeline, in test_pipeline.py.
 """
 
+import ast
 import functools
 import json
 import subprocess
@@ -169,6 +170,31 @@ def test_each_stage_script_runs_its_own_checkouts_src(tmp_path):
         script.write_text(text.replace(line, "pass"))
         out = subprocess.run([sys.executable, str(script), "--help"], cwd=copy, capture_output=True, text=True)
         assert "the copy" not in out.stderr, script.name              # the installed package, not the copy
+
+
+# Their paths move to the command line with the next retrain: stages/run.py is every run's import, and a serve stage
+# measures speeds, so a new command for either reruns what it makes (and the serve records' speeds would change).
+PATHS_LATER = {*(f.stage for f in TRAINING), "settle", "serve", "serve_beyond"}
+
+
+@pytest.mark.parametrize("name", [n for n in STAGES if n not in PATHS_LATER])
+def test_every_path_a_stage_reads_or_writes_is_an_argument_on_its_command_line(name):
+    """Each data dep and each out lies under a path dvc.yaml's command gives the script (a dep named by a param,
+    such as ${data.corpus}, comes from params.yaml), and the script writes no such path itself: every path
+    argument is required, and no string in it names a folder of the pipeline."""
+    stage = STAGES[name]
+    args = stage["cmd"].split()[2:]
+    data = [d for d in stage.get("deps", []) if not d.startswith(("stages/", "src/", "${"))]
+    outs = [next(iter(o)) if isinstance(o, dict) else o for o in stage.get("outs", []) + stage.get("metrics", [])]
+    for path in data + outs:
+        assert any(path == a or path.startswith(a.rstrip("/") + "/") for a in args), f"{name}: {path}"
+    script = ast.parse((ROOT / stage["cmd"].split()[1]).read_text(encoding="utf-8"))
+    named = [n.value for n in ast.walk(script) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.startswith(("data/", "configs", "reports"))]
+    assert named == [], f"{name}'s script names {named}"
+    defaults = [k.arg for n in ast.walk(script) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") ==
+                "add_argument" for k in n.keywords if k.arg == "default"]
+    assert defaults == [], f"{name}'s script has an argument with a default"
 
 
 def test_dvc_yaml_stays_readable_at_a_glance():
