@@ -19,7 +19,7 @@ import argparse
 from modern_gpt.config import params
 from modern_gpt.core.stage import stage_main
 from modern_gpt.reporting.collect import from_files
-from modern_gpt.reporting.files import write_report
+from modern_gpt.reporting.write import write_report
 from modern_gpt.reporting.runs_csv import file_md5, run_lines
 
 PARAMS = ("report",)               # the params sections this stage reads: dvc.yaml lists the same

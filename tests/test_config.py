@@ -143,13 +143,21 @@ def test_the_config_layer_imports_without_torch():
     assert out.stdout.split() == ["256", "200", "norm", "None"]
 
 
-def test_every_params_section_is_read_into_one_frozen_dataclass():
+def test_every_params_section_is_parsed_by_the_tables_one_function_into_one_frozen_dataclass():
+    """PARSERS is what parses: each entry reads the committed params.yaml's section (a missing optional one as
+    None) into a frozen dataclass, but seeds (a list of integers); the plan's check reads sections through it."""
     import dataclasses
 
-    from modern_gpt.config.sections import CLASSES, LadderConfig, LaunchConfig
-    assert [name for name, cls in CLASSES.items() if cls is None] == ["seeds"]     # seeds: a list of integers
-    for name, cls in CLASSES.items():
-        assert cls is None or dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, name
+    from modern_gpt.config.params import project_params
+    from modern_gpt.config.sections import PARSERS, SECTIONS, LadderConfig, LaunchConfig
+    raw = project_params()
+    assert list(raw) == [s for s in SECTIONS if s in raw]                 # params.yaml's order is the table's
+    for name, parse in PARSERS.items():
+        value = parse(raw.get(name), name)
+        if name == "seeds":
+            assert value == [0, 1, 2, 3, 4]
+        else:
+            assert dataclasses.is_dataclass(value) and type(value).__dataclass_params__.frozen, name
     assert LadderConfig.parse(["baseline", "norm", "pos"]).rows == ("baseline", "norm", "pos")
     assert LaunchConfig.parse("torchrun --standalone --nproc_per_node=4").nproc == 4
     assert LaunchConfig.parse(None) == LaunchConfig("python") and LaunchConfig().nproc is None

@@ -327,7 +327,7 @@ def test_the_log_x_band_template_is_the_band_template_with_a_log_x_axis():
 
 def test_the_second_ladder_gets_its_own_report_by_the_same_rule_and_off_leaves_the_last_one(tmp_path):
     from modern_gpt.reporting import wording as W
-    from modern_gpt.reporting.files import write_report
+    from modern_gpt.reporting.write import write_report
     from modern_gpt.reporting.pages import build_beyond
     vals = [[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]]
     s = Settings()

@@ -1,8 +1,10 @@
 """`modern-gpt review` on made-up sides (the end-to-end review, check and workflow: tests/test_pipeline.py), and
 reports/runs.csv's lines: what the report stage writes and review reads back."""
 
+import csv
 import dataclasses
 import random
+import statistics
 
 import pytest
 from pathlib import Path
@@ -11,7 +13,7 @@ from modern_gpt.core.errors import DataError
 from modern_gpt.records.stages import LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
 from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
 from modern_gpt.reporting.stats import Verdict, compare
-from modern_gpt.review.check import report_cells, row_disagreements, stale, text
+from modern_gpt.review.check import stale, table_disagreements
 from modern_gpt.review.diff import review
 from modern_gpt.review.render import data, markdown
 from modern_gpt.review.sides import Side
@@ -127,20 +129,29 @@ def test_every_family_the_plan_lists_comes_once_in_the_files_order():
                    ("loo", "loo_norm", "", 1, "loo_norm"), ("rerun", "norm", "", 1, "rerun_norm")]
 
 
-def test_the_check_recomputes_each_row_of_the_main_table_from_its_runs():
+def test_the_check_recomputes_each_row_of_the_main_table_from_its_runs(tmp_path):
+    """ablation.csv's columns a row's runs decide, against runs.csv: the statistics computed here by hand, written
+    as the report writes a float (%.6g); a hand-edited value is one line naming the row and the column."""
     runs = seeds_of("norm", 1.0)
-    from modern_gpt.reporting.cells import mean_sd, num
-    from modern_gpt.reporting.stats import summarize
-    val, train, bpc = (summarize([getattr(x, k) for x in runs]) for k in ("val_loss", "train_loss", "val_bpc"))
-    row = {"row": "norm", "variant": "+ RMSNorm", "train_mean": text(train.mean), "train_sd": text(train.sd),
-           "val_mean": text(val.mean), "val_sd": text(val.sd), "bpc_mean": text(bpc.mean), "n": "5",
-           "diverged": "0", "params": "1000"}
-    cells = {"train": mean_sd(train), "val": mean_sd(val), "bpc": num(bpc.mean, 3)}
-    assert row_disagreements(row, runs, cells) == []
-    off = row_disagreements({**row, "val_mean": "1.2345"}, runs, {**cells, "val": "1.2345 ± 0.0050"})
-    assert len(off) == 2 and "val_mean is '1.2345'" in off[0] and "ablation.md: row '+ RMSNorm' val" in off[1]
-    md = "x\n\n| # | variant | val |\n|--:|:--|--:|\n| 1 | + RMSNorm | 1.0 ± 0.1 |\n\nafter\n"
-    assert report_cells(md) == {"+ RMSNorm": {"#": "1", "variant": "+ RMSNorm", "val": "1.0 ± 0.1"}}
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "runs.csv").write_bytes(to_csv(runs))
+    val, train, bpc = ([getattr(x, k) for x in runs] for k in ("val_loss", "train_loss", "val_bpc"))
+    row = {"row": "norm", "variant": "+ RMSNorm", "params": str(runs[0].params),
+           "train_mean": "%.6g" % statistics.mean(train), "train_sd": "%.6g" % statistics.stdev(train),
+           "val_mean": "%.6g" % statistics.mean(val), "val_sd": "%.6g" % statistics.stdev(val), "n": "5",
+           "diverged": "0", "bpc_mean": "%.6g" % statistics.mean(bpc), "verdict": "noise"}
+
+    def table(r: dict) -> list[str]:
+        with open(tmp_path / "reports" / "ablation.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(r))
+            w.writeheader()
+            w.writerow(r)
+        return table_disagreements(tmp_path)
+
+    assert table(row) == []
+    off = table({**row, "val_mean": "1.2345"})
+    assert off == [f"reports/ablation.csv: row norm val_mean is '1.2345', its runs in reports/runs.csv give "
+                   f"{row['val_mean']!r}"]
 
 
 def test_the_staleness_rule_names_the_stage_and_what_changed():

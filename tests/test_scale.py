@@ -12,7 +12,7 @@ from modern_gpt.config.params import read_yaml
 from modern_gpt.records.stages import Size
 from modern_gpt.pipeline.params import parse
 from modern_gpt.reporting import wording as W
-from modern_gpt.reporting.files import write_report
+from modern_gpt.reporting.write import write_report
 from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.pages import build_scale
 from modern_gpt.reporting.settings import Settings

@@ -197,5 +197,13 @@ def test_every_path_a_stage_reads_or_writes_is_an_argument_on_its_command_line(n
     assert defaults == [], f"{name}'s script has an argument with a default"
 
 
+def test_the_report_stages_outs_are_the_report_files_named_once_in_reporting_outputs():
+    from modern_gpt.reporting import outputs
+    stage = STAGES["report"]
+    out = stage["cmd"].split("--out ")[1].split()[0]
+    outs = [next(iter(o)) for o in stage["outs"] + stage["metrics"]]
+    assert outs == [f"{out}/{name}" for name in outputs.STAGE_OUTS]
+
+
 def test_dvc_yaml_stays_readable_at_a_glance():
     assert len((ROOT / "dvc.yaml").read_text().splitlines()) <= 180     # 170 before the settle stage (8 lines)

@@ -21,14 +21,20 @@ from .sections import SECTIONS
 def read_yaml(path: str | Path) -> Any:
     """The file as plain dicts, lists and scalars (YAML 1.2 core schema), or a one-line ConfigError."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return YAML(typ="safe").load(f)                 # as DVC reads it (dvc.utils.serialize)
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, where: str | Path) -> Any:
+    """YAML text (a params.yaml, from a file or from git) as read_yaml reads a file; `where` names it in errors."""
+    try:
+        return YAML(typ="safe").load(text)                  # as DVC reads it (dvc.utils.serialize)
     except YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark else ""
-        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', None) or e}") from None
+        line = f" (line {mark.line + 1})" if mark else ""
+        raise ConfigError(f"{where}: not valid YAML{line}: {getattr(e, 'problem', None) or e}") from None
 
 
 def sections(raw: Any, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -12,10 +12,11 @@ import math
 import re
 import shlex
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from typing import Any, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from ..core.errors import ConfigError
 from .model import ModelConfig, model_keys
+from .model_section import Baseline, ModelSection
 from .train import TrainConfig
 from .validate import check_choice, check_keys, check_number, from_dict, seed_list
 
@@ -31,6 +32,10 @@ def section(cls: type[T], raw: Any, where: str) -> T:
     required = tuple(f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING)
     check_keys(raw, where, [f.name for f in fields(cls)], required)
     return from_dict(cls, dict(raw), where)
+
+
+def _not_mapping(raw: Any, where: str):
+    raise ConfigError(f"{where}: must be a mapping, got {raw!r}")
 
 
 def block_size(model: Any) -> int:
@@ -109,11 +114,17 @@ REPORT_RANGES = {"confidence": (0.5, 1.0), "borderline": (0.0, 10.0), "memorised
                  "spike_threshold": (0.0, math.inf), "serving_budget_gib": (1e-6, math.inf)}
 
 
+# The one definition of each: the confidence of the paired t interval behind a verdict, and the borderline band (a
+# verdict's smaller margin within ± this × the pooled seed sd of the two rows reads borderline), which
+# reporting/calibration.py sizes for 5 seeds (docs/statistics.md). report: sets both; everything else imports these.
+CONFIDENCE = 0.95
+BAND = 0.4
+
+
 @dataclass(frozen=True)
 class ReportConfig:
-    confidence: float = 0.95        # of the paired t interval behind each verdict
-    borderline: float = 0.4         # a verdict's margin within +- this x the pooled seed sd reads borderline
-                                    # (reporting.stats.BAND, the calibrated default; a test keeps them equal)
+    confidence: float = CONFIDENCE  # of the paired t interval behind each verdict
+    borderline: float = BAND        # a verdict's margin within +- this x the pooled seed sd reads borderline
     memorised_below: float = 0.2    # nats per character: train and val both below this = memorised
     overfit_rise: float = 0.02      # val loss ending this fraction above its minimum = overfitting
     param_tolerance: float = 0.05   # rows whose non-embedding params differ by more than this are marked
@@ -360,16 +371,25 @@ class LaunchConfig:
         return int(found.group(1)) if found else None
 
 
+def _reads(cls: type[T]) -> Callable[[Any, str], T]:
+    return lambda raw, where: section(cls, raw, where)
+
+
 # Every section params.yaml may have, in its order (a typo such as `modle:` is an error, not an ignored section), with
-# the frozen dataclass each is read into: `baseline` holds overrides of the model's fields, checked as a ModelConfig
-# once merged with `model`; `seeds` (None) is a plain list of integers (validate.seed_list), the one section without
-# a class. OPTIONAL ones may be left out (their settings' defaults, or off). Each stage names the ones it reads (its
-# PARAMS, config/params.py gives it only those); the plan reads all.
-CLASSES: dict[str, type | None] = {
-    "generate": GenerateConfig, "data": DataConfig, "tokenizer": TokenizerConfig, "model": ModelConfig,
-    "baseline": ModelConfig, "ladder": LadderConfig, "seeds": None, "train": TrainConfig, "launch": LaunchConfig,
-    "ablation": AblationConfig, "sweep": SweepConfig, "beyond": BeyondConfig, "scale": ScaleConfig,
-    "settle": SettleConfig, "serve": ServeConfig, "report": ReportConfig,
+# the one function that parses it, alone, into a frozen dataclass: `model` as given (ModelSection, its values checked
+# as a ModelConfig), `baseline` as overrides of it (Baseline, checked once merged with `model`), `seeds` a plain list
+# of integers, the one section without a class. pipeline/params.py then checks the sections against each other.
+# OPTIONAL ones may be left out (their settings' defaults, or off). Each stage names the ones it reads (its PARAMS,
+# config/params.py gives it only those); the plan reads all.
+PARSERS: dict[str, Callable[[Any, str], Any]] = {
+    "generate": _reads(GenerateConfig), "data": _reads(DataConfig), "tokenizer": _reads(TokenizerConfig),
+    "model": ModelSection.parse, "baseline": Baseline.parse, "ladder": lambda raw, where: LadderConfig.parse(raw),
+    "seeds": lambda raw, where: seed_list(where, raw),
+    "train": lambda raw, where: TrainConfig.from_dict(raw if isinstance(raw, Mapping) else _not_mapping(raw, where),
+                                                     where),
+    "launch": lambda raw, where: LaunchConfig.parse(raw), "ablation": _reads(AblationConfig),
+    "sweep": _reads(SweepConfig), "beyond": _reads(BeyondConfig), "scale": _reads(ScaleConfig),
+    "settle": _reads(SettleConfig), "serve": _reads(ServeConfig), "report": _reads(ReportConfig),
 }
-SECTIONS = tuple(CLASSES)
+SECTIONS = tuple(PARSERS)
 OPTIONAL = ("launch", "ablation", "sweep", "beyond", "scale", "settle", "report")

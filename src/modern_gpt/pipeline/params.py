@@ -1,7 +1,6 @@
-"""The ladder's sections of params.yaml (model, baseline, ladder, seeds, train, launch, ablation, sweep, beyond, scale,
-settle), checked
-strictly: each section alone by its config class (config/), then against the others (a leave-one-out flag must
-be a ladder flag, the grid's seeds the main table's).
+"""The ladder's sections of params.yaml (Params' fields: model, baseline, ladder, seeds, train, launch, ablation,
+sweep, beyond, scale, settle), checked strictly: each section alone by its parser (config/sections.py: PARSERS), then
+against the others (a leave-one-out flag must be a ladder flag, the grid's seeds the main table's).
 """
 
 from __future__ import annotations
@@ -13,21 +12,13 @@ from typing import Any
 
 from ..config import ModelConfig, TrainConfig
 from ..config.model_section import Baseline, ModelSection
-from ..config.sections import (CLASSES, OPTIONAL, SECTIONS, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig, ScaleConfig,
-                               SettleConfig, SweepConfig, section)
-from ..config.validate import seed_list
+from ..config.sections import (OPTIONAL, PARSERS, SECTIONS, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig,
+                               ScaleConfig, SettleConfig, SweepConfig)
 from ..config import params as params_file
 from ..core.errors import ConfigError
 from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out
 from .scale import SizeLadder, size_ladders
-
-# the ladder's sections, checked together (parse); the other stages' sections are checked by their classes alone
-# (check_all)
-LADDER_SECTIONS = ("model", "baseline", "ladder", "seeds", "train", "launch", "ablation", "sweep", "beyond", "scale",
-                   "settle")
-STAGE_SECTIONS = tuple(s for s in SECTIONS if s not in LADDER_SECTIONS)
-
 
 @dataclass(frozen=True)
 class Params:
@@ -64,26 +55,23 @@ class Params:
                      lambda model: dataclasses.replace(self, model=model).rows(vocab_size))
 
 
-def _mapping(raw: dict, name: str) -> dict:
-    value = raw[name]
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name}: must be a mapping, got {value!r}")
-    return value
+# the ladder's sections (Params' fields), checked together (parse); the other stages' sections each alone (check_all)
+LADDER_SECTIONS = tuple(s for s in SECTIONS if s in {f.name for f in dataclasses.fields(Params)})
+STAGE_SECTIONS = tuple(s for s in SECTIONS if s not in LADDER_SECTIONS)
 
 
 def parse(raw: Any) -> Params:
     s = params_file.sections(raw, LADDER_SECTIONS, optional=OPTIONAL)
-    model, baseline = ModelSection.parse(s["model"]), Baseline.parse(s["baseline"])     # each checked now
-
-    ladder_ = LadderConfig.parse(s["ladder"])
+    alone = {name: PARSERS[name](s[name], name) for name in ("model", "baseline", "ladder", "seeds", "train",
+                                                             "ablation", "launch", "beyond", "scale")}
+    model, baseline, ladder_, train = alone["model"], alone["baseline"], alone["ladder"], alone["train"]
     flags, rows = list(ladder_.flags), list(ladder_.rows)
 
-    seeds = seed_list("seeds", s["seeds"])
+    seeds = alone["seeds"]
     if not seeds:
         raise ConfigError("seeds: give at least one seed")
 
-    train = TrainConfig.from_dict(_mapping(s, "train"), "train")
-    ablation = section(AblationConfig, s["ablation"], "ablation")       # each value alone; against the rest:
+    ablation = alone["ablation"]                                        # each value alone; against the rest:
     aa = ablation.aa_seeds
     if aa and (len(aa) != len(seeds) or set(aa) & set(seeds)):
         raise ConfigError(f"ablation.aa_seeds={aa}: give {len(seeds)} seeds (as many as seeds), none of {seeds}")
@@ -97,10 +85,8 @@ def parse(raw: Any) -> Params:
                           "each once")
     ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
-    params = Params(model=model, baseline=baseline, ladder=ladder_, seeds=list(seeds),
-                    train=train, ablation=ablation, launch=LaunchConfig.parse(s["launch"]),
-                    beyond=section(BeyondConfig, s["beyond"], "beyond"),
-                    scale=section(ScaleConfig, s["scale"], "scale"))
+    params = Params(model=model, baseline=baseline, ladder=ladder_, seeds=list(seeds), train=train,
+                    ablation=ablation, launch=alone["launch"], beyond=alone["beyond"], scale=alone["scale"])
     params.rows(vocab_size=1)                                   # the ladders must resolve, now
     params.leave_one_out(vocab_size=1)
     full = params.rows(vocab_size=1)[-1]                        # the second ladder's values, even when it is off:
@@ -121,7 +107,7 @@ def parse(raw: Any) -> Params:
 def parse_settle(raw: Any, seeds: list[int]) -> SettleConfig:
     """settle: (config.sections.SettleConfig), its first look the base seeds' count; its runs are checked against
     the plan's rows (pipeline/plan.py), where they are known."""
-    settle = section(SettleConfig, raw, "settle")
+    settle = PARSERS["settle"](raw, "settle")
     if settle.on and settle.looks[0] != len(seeds):
         raise ConfigError(f"settle.looks={settle.looks}: the first look must be the base seeds' count, "
                           f"{len(seeds)} (seeds: {seeds}); later looks add seeds, up to the last (the cap)")
@@ -140,7 +126,7 @@ def parse_sweep(raw: Any, rows: list[str], seeds: list[int]) -> SweepConfig:
     """The learning-rate grid (config.sections.SweepConfig), checked against the ladder and the seeds: its rows
     are ladder rows, the second ladder's (beyond_<flag>) included when it is on, kept in ladder order; its seeds
     the main table's (its runs at train.lr are those)."""
-    sweep = section(SweepConfig, raw, "sweep")
+    sweep = PARSERS["sweep"](raw, "sweep")
     covered = sweep.rows
     if not isinstance(covered, list) or any(r not in rows for r in covered) or len(set(covered)) != len(covered):
         raise ConfigError(f"sweep.rows={sweep.rows!r}: must list rows of the ladders ({', '.join(rows)}), each once")
@@ -155,7 +141,7 @@ def check_all(raw: dict) -> Params:
     """Every section of params.yaml (config.params.load's mapping, unknown sections already refused), checked
     before anything trains: the other stages' sections each by its class, then the ladder's, then what ties
     them (serve.run_seed must be one of seeds)."""
-    checked = {name: section(CLASSES[name], raw.get(name), name) for name in STAGE_SECTIONS}
+    checked = {name: PARSERS[name](raw.get(name), name) for name in STAGE_SECTIONS}
     p = parse({k: raw[k] for k in LADDER_SECTIONS if raw.get(k) is not None or k not in OPTIONAL})
     serve = checked["serve"]
     if serve.run_seed not in p.seeds:

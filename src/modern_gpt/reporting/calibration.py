@@ -24,7 +24,8 @@ from typing import Optional
 
 import numpy as np
 
-from .stats import BAND, SPREAD_SDS, Verdict, t_quantile
+from ..config.sections import BAND, CONFIDENCE
+from .stats import SPREAD_SDS, Verdict, t_quantile
 
 VERDICTS = tuple(Verdict)                                # judge()'s codes index this
 CODE = {v: i for i, v in enumerate(VERDICTS)}            # a Verdict -> its code
@@ -83,7 +84,7 @@ def _per_df(p: float, n: np.ndarray) -> np.ndarray:
     return out
 
 
-def judge(row, ref, *, confidence: float = 0.95, band: float = BAND) -> Judged:
+def judge(row, ref, *, confidence: float = CONFIDENCE, band: float = BAND) -> Judged:
     """RULE for many comparisons at once: row and ref are (comparisons, seeds) arrays, seed i paired with seed i;
     a non-finite value (NaN, inf) is a diverged seed. The rule's arithmetic is stats.compare()'s, on arrays (a test
     holds the two equal): see compare() for what each verdict means."""
@@ -166,7 +167,7 @@ CHUNK = 50_000   # trials drawn and judged at once: bounded memory; part of what
 
 
 def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
-             pair_correlation: float = 0.0, row_sd: float = 1.0, confidence: float = 0.95, band: float = BAND,
+             pair_correlation: float = 0.0, row_sd: float = 1.0, confidence: float = CONFIDENCE, band: float = BAND,
              rerun_sd: Optional[float] = None) -> Calibration:
     """Verdicts for simulated row/ref pairs, and how often a rerun flips them; deterministic from seed.
 

@@ -4,6 +4,7 @@ and each served row's record. Nothing is measured here, so the same files give t
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from pathlib import Path
 from typing import Any, Callable
@@ -23,13 +24,19 @@ def from_files(runs: Path, serve: Path, plan_file: Path, meta_file: Path, genera
                ) -> tuple[Plan, Records, Results]:
     """The plan, the run records' reader and the results, read from the files the pipeline wrote (the report
     stage's and `modern-gpt settle`'s one way in): `runs`, `serve` the run and serve folders, `generated` the
-    generate stage's folder (its floor applies to its corpus only), `section` params.yaml's report:."""
+    generate stage's folder (its floor applies to its corpus only), `section` params.yaml's report:. Each run.json
+    is read once: the records returned are the ones the results hold, so runs.csv is written from the same records.
+    """
     plan = Plan.from_dict(read_json(plan_file), str(plan_file))
     meta = CorpusMeta.from_dict(read_json(meta_file), str(meta_file))
 
+    @functools.cache
+    def record(slug: str, seed: int) -> RunRecord:
+        f = runs / slug / f"{seed}" / "run.json"
+        return RunRecord.from_dict(read_json(f), str(f))
+
     def records(slug: str, seeds: list[int]) -> list[RunRecord]:
-        return [RunRecord.from_dict(read_json(f), str(f))
-                for f in (runs / slug / f"{seed}" / "run.json" for seed in seeds)]
+        return [record(slug, seed) for seed in seeds]
 
     def served(slug: str) -> ServeRecord:
         f = serve / f"{slug}.json"

@@ -24,8 +24,9 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..config.sections import BAND, CONFIDENCE
 from .calibration import CHUNK, CODE, Rates, judge
-from .stats import BAND, NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
+from .stats import NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
 
 CALIBRATION_TRIALS = 20_000      # per evaluation of look_level's bisection: the level is deterministic from them
 CALIBRATION_SEED = 20261205
@@ -42,7 +43,7 @@ class Design:
     """The looks of params.yaml's settle: (records.stages.Plan.looks), and the one-look rule they keep."""
     looks: tuple[int, ...]           # seed counts, increasing: the first is seeds:'s count, the last the cap
     order: tuple[int, ...] = ()      # the seed order the looks take (config.sections.seed_order), at least the cap's
-    confidence: float = 0.95         # report.confidence: what one look alone would use
+    confidence: float = CONFIDENCE         # report.confidence: what one look alone would use
     band: float = BAND               # report.borderline
 
     @property
@@ -162,7 +163,7 @@ def _noise(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> np.nd
 
 
 def simulate_looks(effect_sd: float, looks: Sequence[int], trials: int, seed: int, *, pair_correlation: float = 0.0,
-                   confidence: float = 0.95, band: float = BAND, noise: str = "normal",
+                   confidence: float = CONFIDENCE, band: float = BAND, noise: str = "normal",
                    rerun_sd: Optional[float] = None) -> LooksCalibration:
     """The adaptive procedure on simulated row/ref pairs (calibration.simulate's model: sd 1, a shared per-seed
     part correlating a seed's two values, the row's mean effect_sd): each pair is judged at the first look, and only
@@ -216,7 +217,7 @@ def miscall(looks: Sequence[int], confidence: float, band: float, pair_correlati
 
 
 @lru_cache(maxsize=64)
-def look_level(looks: tuple[int, ...], confidence: float = 0.95, band: float = BAND) -> float:
+def look_level(looks: tuple[int, ...], confidence: float = CONFIDENCE, band: float = BAND) -> float:
     """The level of every look's interval: the lowest (bisected, then rounded up to 0.1%) at which the whole
     procedure over `looks` calls a true effect as large as the spread "no effect larger than the spread" no more
     often than one look at looks[0] seeds and `confidence` does under the same noise, at each seed correlation of

@@ -1,7 +1,8 @@
 """Each page of the report put together from its parts, top to bottom: reports/ablation.md (the main ladder,
 with its A/A, leave-one-out, serving, learning-rate and rerun sections), beyond.md (the second ladder) and scale.md
 (the main ladder at every size). The parts are the table (table.py), the findings (findings.py), the sections
-(sections.py) and the scale tables (scale.py); files.py writes the pages, their CSVs and their plots.
+(sections.py) and the scale tables (scale.py); write.py writes the pages, their CSVs and their plots (their names:
+outputs.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tabulate import tabulate
 from .cells import interval, millions, num, verdict
 from .findings import findings
 from .looks import Design
+from .outputs import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT
 from .results import Ladder, Results, RowResult, full_look
 from .scale import csv_rows, scale_changes, scale_provenance, size_name, sized, tables
 from .sections import rerun_section, serving_section, sweep_section
@@ -35,7 +37,6 @@ class Report:
     full: Comparison              # the full model against the baseline
 
 
-CURVES_PLOT, SWEEP_PLOT, SCALE_PLOT = "val_curves.png", "lr_sweep.png", "scale.png"   # beside the pages
 
 
 def table_note(s: Settings, level: float | None = None) -> str:

@@ -8,11 +8,12 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..config.sections import BAND, CONFIDENCE
 from ..records.run import RunRecord
 from ..records.stages import LadderName, ServeRecord, Size
 from .looks import Design, Look, judge_looks
 from .settings import Settings
-from .stats import BAND, Comparison, Summary, Verdict, compare, summarize
+from .stats import Comparison, Summary, Verdict, compare, summarize
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class RowResult:
 
 
 def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | None = None, *,
-               confidence: float = 0.95, param_tolerance: float = 0.05, band: float = BAND,
+               confidence: float = CONFIDENCE, param_tolerance: float = 0.05, band: float = BAND,
                design: Design | None = None) -> RowResult:
     """Summaries of a row's seeds, and the verdict against `ref` (the row above, the baseline, ...). A ladder row
     (`design`: its looks and the seed order they take) is judged by looks.judge_looks, paired by seed; any

@@ -20,6 +20,8 @@ from typing import Optional, Sequence
 
 from scipy.stats import t as student_t
 
+from ..config.sections import BAND, CONFIDENCE
+
 
 class Verdict(StrEnum):
     """A comparison's outcome, a value (its text is what the CSV and metrics hold); verdict_text() words it."""
@@ -42,11 +44,10 @@ SPREAD_SDS = 1.69
 NO_EFFECT, NOT_SHOWN = NoiseKind.NO_EFFECT, NoiseKind.NOT_SHOWN
 SEEDS_CAP = 100
 SPREAD_WORDS = "smaller than the seed-to-seed spread"
-# The borderline band, in units of the pooled seed sd of the two rows compared. calibration.simulate() sizes it with
-# SPREAD_SDS for 5 seeds (tests/test_stats.py): at calibration.RERUN_SD at most 5% of settled verdicts flip on a
-# rerun at any effect size and 1% are contradicted, while A/A stays under 1% and 3-sigma effects are found 78-88%
-# of the time or more.
-BAND = 0.4
+# The borderline band (config/sections.py: BAND), in units of the pooled seed sd of the two rows compared.
+# calibration.simulate() sizes it with SPREAD_SDS for 5 seeds (tests/test_stats.py): at calibration.RERUN_SD at most
+# 5% of settled verdicts flip on a rerun at any effect size and 1% are contradicted, while A/A stays under 1% and
+# 3-sigma effects are found 78-88% of the time or more.
 _RULE = (
     "A change is called better or worse only when its mean paired effect over seeds (row minus reference, lower "
     "loss is better) is larger in size than the seed spread ({sds:g} × the pooled seed sd of the two rows, what "
@@ -62,7 +63,7 @@ def pct(level: float) -> str:
     return f"{100.0 * level:.4g}%"
 
 
-def rule(confidence: float = 0.95) -> str:
+def rule(confidence: float = CONFIDENCE) -> str:
     """RULE at another confidence: the t-interval's, and the (2 x confidence - 1) interval of the noise kinds."""
     return _RULE.format(sds=SPREAD_SDS, ci=pct(confidence), eq=pct(2.0 * confidence - 1.0))
 
@@ -134,7 +135,7 @@ def pooled_sd(*rows: Summary) -> Optional[float]:
 
 # ----------------------------------------------------------------------------- seeds needed
 def seeds_needed(effect: float, sigma: float, sd_diff: float, *, n_start: int = 2,
-                 confidence: float = 0.95, cap: int = SEEDS_CAP, band: float = 0.0) -> Optional[int]:
+                 confidence: float = CONFIDENCE, cap: int = SEEDS_CAP, band: float = 0.0) -> Optional[int]:
     """Smallest total seed count n in [n_start, cap] that would resolve |effect| clear of the band.
 
     Needs both |effect| - band > SPREAD_SDS * sigma (spread test; the same for every n) and
@@ -183,7 +184,7 @@ class Comparison:
 
 
 def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
-            confidence: float = 0.95, band: float = BAND) -> Comparison:
+            confidence: float = CONFIDENCE, band: float = BAND) -> Comparison:
     """Compare per-seed losses of `row` with `ref` (index i = seed i) under RULE.
 
     Only seeds finite in both rows are paired; diverged seeds are counted per row. The

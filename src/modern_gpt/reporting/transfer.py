@@ -18,11 +18,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..config.sections import BAND, CONFIDENCE
 from ..records.stages import Size
 from .results import RowResult
 from .calibration import CHUNK, judge
 from .looks import Look, judge_looks
-from .stats import BAND, Comparison, Verdict, compare, summarize, t_quantile
+from .stats import Comparison, Verdict, compare, summarize, t_quantile
 
 
 class Transfer(StrEnum):
@@ -122,7 +123,7 @@ def _nan(x: Optional[float]) -> float:
     return math.nan if x is None else x
 
 
-def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float], confidence: float = 0.95,
+def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float], confidence: float = CONFIDENCE,
             band: float = BAND) -> list[ChangeAcrossSizes]:
     """Every change (row 1 onwards) across the sizes (`ladders`: (size, its rows), smallest N first). N is the
     full model's non-embedding count as its runs record it."""
@@ -161,7 +162,7 @@ class TransferCalibration:
 
 
 def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *, n_sizes: int = 3,
-                      pair_correlation: float = 0.0, size_correlation: float = 0.0, confidence: float = 0.95,
+                      pair_correlation: float = 0.0, size_correlation: float = 0.0, confidence: float = CONFIDENCE,
                       band: float = BAND) -> TransferCalibration:
     """Transfer verdicts for a change whose effect is the same at every size (effect_sd, in seed sds; positive:
     worse), deterministic from seed. At each size, each seed's loss is normal with sd 1 for the row above and the

@@ -3,7 +3,8 @@
 Three checks, none of which needs DVC's cache or a remote (a fresh clone has neither):
 - each committed output of a stage has the md5 dvc.lock records for it (a number edited by hand fails);
 - no stage's code, params or data changed since dvc.lock (`dvc status`: outputs missing from a clone are fine);
-- reports/runs.csv gives the main table: each row's train, val and bpc recomputed from its runs, and its params.
+- reports/runs.csv gives the main table: each row's train, val and bpc recomputed from its runs by the report's own
+  functions, and its params, as ablation.csv writes them.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..reporting.cells import mean_sd, num
+from ..reporting.outputs import CSV_FLOAT
+from ..reporting.results import row_result
 from ..reporting.runs_csv import RunLine, file_md5, from_csv
-from ..reporting.stats import summarize
+from ..reporting.table import csv_row
 from .sides import RUNS, TABLE, load_yaml, read_table
-
-REPORT = "reports/ablation.md"
 
 
 def outputs(lock: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -85,24 +85,14 @@ def stale_stages(root: Path, lock: dict[str, Any]) -> list[str]:
     return stale(dvc_status(root), [path for _, path, _ in outputs(lock)])
 
 
-def report_cells(text: str) -> dict[str, dict[str, str]]:
-    """The main table of ablation.md: variant → {header: cell}."""
-    lines = text.splitlines()
-    head = next((i for i, line in enumerate(lines) if line.replace(" ", "").startswith("|#|variant|")), None)
-    if head is None:
-        return {}
-    headers = [c.strip() for c in lines[head].strip().strip("|").split("|")]
-    out = {}
-    for line in lines[head + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = dict(zip(headers, (c.strip() for c in line.strip().strip("|").split("|"))))
-        out[cells.get("variant", "")] = cells
-    return out
+# ablation.csv's columns that a row's runs alone decide (the rest compare it with the row above: its verdict)
+RUN_COLUMNS = ("params", "train_mean", "train_sd", "val_mean", "val_sd", "n", "diverged", "bpc_mean")
 
 
 def table_disagreements(root: Path) -> list[str]:
-    """Rows of the main table (ablation.csv, and ablation.md's cells) that runs.csv does not give."""
+    """Rows of the main table (ablation.csv) that runs.csv does not give: each row's runs summarised by the report's
+    own row_result and written as the report writes a row of ablation.csv (csv_row, CSV_FLOAT). The Markdown page
+    is not read: its bytes are dvc.lock's to vouch for (`edited`), and it is built from the same results."""
     f = root / RUNS
     if not f.is_file():
         return [f"{RUNS}: missing; the report stage writes it: dvc repro report"]
@@ -110,35 +100,23 @@ def table_disagreements(root: Path) -> list[str]:
     for line in from_csv(f.read_text(encoding="utf-8")):
         if line.family == "run":
             runs.setdefault(line.run, []).append(line)
-    md = report_cells((root / REPORT).read_text(encoding="utf-8")) if (root / REPORT).is_file() else {}
     problems = []
     for row in read_table((root / TABLE).read_text(encoding="utf-8") if (root / TABLE).is_file() else None):
         mine = runs.get(row["row"])
         if not mine:
             problems.append(f"{RUNS}: no run of row {row['row']}, which {TABLE} lists")
             continue
-        problems += row_disagreements(row, mine, md.get(row["variant"], {}))
+        expected = csv_row(row_result(row["row"], row.get("variant", ""), sorted(mine, key=lambda r: r.seed)))
+        problems += [f"{TABLE}: row {row['row']} {k} is {row.get(k)!r}, its runs in {RUNS} give {cell(expected[k])!r}"
+                     for k in RUN_COLUMNS if row.get(k, "") != cell(expected[k])]
     return problems
 
 
-def row_disagreements(row: dict[str, str], runs: list[RunLine], cells: dict[str, str]) -> list[str]:
-    train, val = summarize([r.train_loss for r in runs]), summarize([r.val_loss for r in runs])
-    bpc = summarize([r.val_bpc for r in runs])
-    csv_values = {"train_mean": train.mean, "train_sd": train.sd, "val_mean": val.mean, "val_sd": val.sd,
-                  "bpc_mean": bpc.mean, "n": val.n_finite, "diverged": val.n_diverged, "params": runs[0].params}
-    out = [f"{TABLE}: row {row['row']} {k} is {row.get(k)!r}, its runs in {RUNS} give {text(v)!r}"
-           for k, v in csv_values.items() if row.get(k, "") != text(v)]
-    md_values = {"train": mean_sd(train), "val": mean_sd(val), "bpc": num(bpc.mean, 3)}
-    out += [f"{REPORT}: row {row['variant']!r} {k} is {cells.get(k)!r}, its runs in {RUNS} give {v!r}"
-            for k, v in md_values.items() if cells and cells.get(k) != v]
-    return out
-
-
-def text(v: float | int | None) -> str:
-    """A number as ablation.csv writes it (pandas, float_format %.6g)."""
+def cell(v: float | int | None) -> str:
+    """A value as the report's CSVs write it (pandas, float_format CSV_FLOAT)."""
     if v is None:
         return ""
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
+    return CSV_FLOAT % v if isinstance(v, float) else str(v)
 
 
 def check(root: Path) -> tuple[list[str], str]:

@@ -12,9 +12,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..config.sections import ReportConfig, section
 from ..reporting.calibration import RERUN_SD, RERUN_SD_BY_FAMILY
 from ..reporting.runs_csv import RunLine
-from ..reporting.stats import BAND, Comparison, Summary, compare, pooled_sd, summarize
+from ..reporting.stats import Comparison, Summary, compare, pooled_sd, summarize
 from .sides import Side
 
 # A row whose inputs did not change may still move on another CPU: each run by about its family's RERUN_SD of the
@@ -122,8 +123,8 @@ def verdict_changes(base: Side, here: Side) -> tuple[tuple[str, str, str, str], 
 
 def review(base: Side, here: Side) -> Review:
     """BASE against here, row by row and seed by seed."""
-    section = here.params.get("report") or {}
-    confidence, band = section.get("confidence", 0.95), section.get("borderline", BAND)
+    report = section(ReportConfig, here.params.get("report"), "report")     # here's rule, by the report's parser
+    confidence, band = report.confidence, report.borderline
     tokens = (base.tokens(), here.tokens())
     paired = tokens[0] is not None and tokens[0] == tokens[1]
     a, b = by_row(base.runs), by_row(here.runs)

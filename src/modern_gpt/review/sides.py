@@ -1,7 +1,9 @@
 """The two sides of a review: a commit read through git (`git show`), and the working tree.
 
 What a side holds is what git tracks: reports/runs.csv, reports/ablation.csv, configs/, params.yaml and dvc.lock.
-Nothing is read from DVC's cache, so a review works in a fresh clone without a remote.
+Nothing is read from DVC's cache, so a review works in a fresh clone without a remote. params.yaml is read by the
+project's one reader (config/params.py: YAML 1.2, as DVC reads it), as it was written: an older commit's params are
+not checked against today's rules.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from typing import Any
 
 import yaml
 
+from ..config.params import parse_yaml
 from ..core.errors import DataError
+from ..reporting import outputs
 from ..reporting.runs_csv import RunLine, from_csv
 
-RUNS = "reports/runs.csv"
-TABLE = "reports/ablation.csv"
+REPORTS = "reports"               # the report stage's --out, as dvc.yaml gives it
+RUNS = f"{REPORTS}/{outputs.RUNS}"
+TABLE = f"{REPORTS}/{outputs.TABLE}"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's: dvc.lock has thousands of lines
 TOKENS = "data/tokenized"        # the tokenize stage's output: one md5 for the corpus, its split and the tokenizer
 
@@ -75,8 +80,9 @@ def commit_side(root: Path, base: str) -> Side:
                         "report was committed): compare against a later commit")
     listed = [line.split(None, 3) for line in git(root, "ls-tree", "-r", sha, "configs/").stdout.splitlines()]
     configs = {Path(path).stem: blob for _, _, blob, path in listed if path.endswith(".json")}
-    return Side(f"{base} ({sha[:7]})", tuple(from_csv(runs, f"{base}:{RUNS}")), load_yaml(show("params.yaml")),
-                configs, load_yaml(show("dvc.lock")), read_table(show(TABLE)))
+    return Side(f"{base} ({sha[:7]})", tuple(from_csv(runs, f"{base}:{RUNS}")),
+                side_params(show("params.yaml"), f"{base}:params.yaml"), configs, load_yaml(show("dvc.lock")),
+                read_table(show(TABLE)))
 
 
 def tree_side(root: Path) -> Side:
@@ -88,7 +94,7 @@ def tree_side(root: Path) -> Side:
     if runs is None:
         raise DataError(f"{RUNS}: missing in this working tree; the report stage writes it: dvc repro")
     configs = {p.stem: blob_id(p.read_bytes()) for p in sorted((root / "configs").glob("*.json"))}
-    return Side("this working tree", tuple(from_csv(runs)), load_yaml(read("params.yaml")), configs,
+    return Side("this working tree", tuple(from_csv(runs)), side_params(read("params.yaml"), "params.yaml"), configs,
                 load_yaml(read("dvc.lock")), read_table(read(TABLE)))
 
 
@@ -97,7 +103,14 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def side_params(text: str | None, where: str) -> dict[str, Any]:
+    """A side's params.yaml as written ({} where absent)."""
+    data = parse_yaml(text, where) if text is not None else None
+    return data if isinstance(data, dict) else {}
+
+
 def load_yaml(text: str | None) -> dict[str, Any]:
+    """dvc.lock, DVC's own file (libyaml's parser: it has thousands of lines)."""
     if text is None:
         return {}
     try:
