@@ -19,7 +19,7 @@ from modern_gpt.config import params
 from modern_gpt.config.sections import OPTIONAL, SECTIONS
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
-from modern_gpt.pipeline.params import check_all
+from modern_gpt.pipeline.ladder_params import check_all
 from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusMeta
 

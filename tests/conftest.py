@@ -17,7 +17,7 @@ import e2e
 
 from modern_gpt.config import ModelConfig
 from modern_gpt.config.params import project_params
-from modern_gpt.pipeline.params import parse
+from modern_gpt.pipeline.ladder_params import parse
 
 
 def toy_text(n_chars: int = 6000, seed: int = 0) -> str:

@@ -176,7 +176,7 @@ def test_the_second_ladders_last_row_decodes_with_the_cache_as_it_recomputes():
 def test_a_change_at_the_end_of_the_main_ladder_is_one_more_row_and_leaves_the_others_as_they_were():
     import copy
     from modern_gpt.config.params import project_params
-    from modern_gpt.pipeline.params import parse
+    from modern_gpt.pipeline.ladder_params import parse
     raw = project_params()
     mine = copy.deepcopy(raw)
     mine["model"]["parallel_block"] = True

@@ -97,7 +97,7 @@ def test_help_names_the_books_spelling_and_bench_help_its_own_defaults(capsys):
 
 def test_the_quick_commands_rows_are_params_yamls_design_at_the_profiles_shape():
     from modern_gpt.cli.support.profiles import SMOKE, cpu, rows_for
-    from modern_gpt.pipeline.params import parse
+    from modern_gpt.pipeline.ladder_params import parse
     pipeline = parse(PARAMS).rows(vocab_size=65)
     assert [r.config for r in rows_for(cpu(), 65, None)] == [r.config for r in pipeline]   # cpu: the pipeline's shape
     smoke = rows_for(SMOKE, 65, None)

@@ -10,7 +10,7 @@ from modern_gpt.core.errors import ConfigError
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.config.params import project_params
 from modern_gpt.pipeline.ladder import ladder
-from modern_gpt.pipeline.params import parse
+from modern_gpt.pipeline.ladder_params import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,7 +135,7 @@ def test_the_config_layer_imports_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "from modern_gpt.config import ModelConfig, TrainConfig\n"
             "from modern_gpt.records.run import RunRecord\n"
-            "from modern_gpt.pipeline.params import read_params\n"
+            "from modern_gpt.pipeline.ladder_params import read_params\n"
             f"p = read_params({str(ROOT / 'params.yaml')!r})\n"
             "print(ModelConfig().hidden, TrainConfig().iters, p.ladder.rows[1], p.launch.nproc)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

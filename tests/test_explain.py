@@ -17,7 +17,7 @@ from modern_gpt.config.params import read_yaml
 from modern_gpt.hf.arch import normalise
 from modern_gpt.hf.config_json import read_config
 from modern_gpt.hf.counts import active_params, kv_caches, param_counts, weight_bytes
-from modern_gpt.hf.explain import explain
+from modern_gpt.hf.explain_config import explain
 from modern_gpt.hf.import_config import model_section
 from modern_gpt.config import ModelConfig
 from modern_gpt.serving.kv_cache import dtype_bytes, human, kv_cache
@@ -254,7 +254,7 @@ def test_write_keeps_other_sections(tmp_path, capsys):
 
 
 def test_write_keeps_the_files_comments_and_the_ladder_still_resolves(tmp_path):
-    from modern_gpt.pipeline.params import read_params
+    from modern_gpt.pipeline.ladder_params import read_params
     params = tmp_path / "params.yaml"
     params.write_text((Path(__file__).parents[1] / "params.yaml").read_text())
     comments = [line for line in params.read_text().splitlines() if line.lstrip().startswith("#")]
@@ -657,7 +657,7 @@ def test_without_transformers_explain_is_as_before(monkeypatch):
 
 
 def test_importing_explain_imports_neither_transformers_nor_torch():
-    code = ("import sys; import modern_gpt.hf.explain, modern_gpt.hf.meta; "
+    code = ("import sys; import modern_gpt.hf.explain_config, modern_gpt.hf.meta; "
             "print(sorted({'transformers', 'torch'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -13,7 +13,7 @@ from modern_gpt.config.params import project_params
 from modern_gpt.records.stages import ServeRecord
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
-from modern_gpt.pipeline.params import read_params
+from modern_gpt.pipeline.ladder_params import read_params
 from modern_gpt.reporting.cells import fence
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results

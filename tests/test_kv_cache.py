@@ -11,7 +11,7 @@ from modern_gpt.nn import GPT
 from modern_gpt.nn.model import KVCache, apply_rope
 from modern_gpt.serving.generate import generate
 from modern_gpt.serving.kv_cache import kv_cache
-from modern_gpt.pipeline.params import read_params
+from modern_gpt.pipeline.ladder_params import read_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = read_params(ROOT / "params.yaml").rows(vocab_size=23)

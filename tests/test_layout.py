@@ -5,7 +5,7 @@ commands from what they share, by folder (cli/__init__.py): a module directly in
 and a module in cli/support/ is none. Each rule has the few exceptions listed here with the reason they stay."""
 
 import ast
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import networkx as nx
@@ -27,6 +27,13 @@ SAME_NAME = {                                # public module-level functions def
     "git": "two call shapes of one thing, running git (review/sides.py, cli/support/ray_runs.py)",
     "install": "each change file's model code, by the name its Change passes (changes/<name>.py)",
     "check": "each change file's refusal of the configs it cannot run with (changes/<name>.py), and review's check",
+}
+
+
+SAME_FILE_NAME = {                           # module file names src/ uses twice (__init__.py aside), and why
+    "model.py": "two layers of one thing: a model's settings (config/model.py) and its code (nn/model.py)",
+    "run.py": "records/run.py (a run's record) and training/run.py (one run) are both every run's import: a rename "
+              "changes the runs' code, so it waits for the next retrain",
 }
 
 
@@ -148,7 +155,12 @@ def test_every_import_between_folders_is_one_the_layers_table_lists_and_every_en
     assert not stale, f"entries of docs/layout.md's Layers table no import uses: {sorted(stale)}"
 
 
+def test_no_two_modules_of_src_share_a_file_name_but_the_listed_ones():
+    names = Counter(p.name for p in (ROOT / "src").rglob("*.py") if p.name != "__init__.py")
+    assert {name for name, k in names.items() if k > 1} == set(SAME_FILE_NAME)
+
+
 def test_no_two_modules_import_each_other_but_the_listed_ones():
     graph = imports()
-    assert graph.has_edge("modern_gpt.pipeline.plan", "modern_gpt.pipeline.scale")        # the graph is read
+    assert graph.has_edge("modern_gpt.pipeline.plan", "modern_gpt.pipeline.sizes")        # the graph is read
     assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1] == CYCLES

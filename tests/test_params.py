@@ -1,7 +1,7 @@
 """params.yaml is read as DVC reads it (YAML 1.2) and checked strictly, one line per mistake.
 
 Each section is checked by the code of the stage that reads it: the ladder's sections by
-pipeline.params.parse, the corpus sections by corpus.settings, the report's by reporting.settings.
+pipeline.ladder_params.parse, the corpus sections by corpus.settings, the report's by reporting.settings.
 """
 
 import json
@@ -19,7 +19,7 @@ from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSi
 from modern_gpt.records.stages import Floor, LadderName, Plan
 from modern_gpt.config.sections import (OPTIONAL, SECTIONS, DataConfig, GenerateConfig, ReportConfig,
                                         TokenizerConfig, section)
-from modern_gpt.pipeline.params import check_all, parse, read_params
+from modern_gpt.pipeline.ladder_params import check_all, parse, read_params
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import BAND
 
@@ -97,7 +97,7 @@ def beyond_on(**values) -> dict:
 
 BEYOND = ["mlp", "tie_embeddings", "logit_softcap", "optimizer"]
 
-# The ladder's sections: pipeline.params.parse (the plan stage).
+# The ladder's sections: pipeline.ladder_params.parse (the plan stage).
 BAD = [
     (with_("model", "bias", "no"), "model.bias='no': must be true or false"),
     (with_("model", "norm", "batchnorm"), "model.norm='batchnorm': allowed values are layernorm, rmsnorm"),

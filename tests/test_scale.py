@@ -10,7 +10,7 @@ import pytest
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.config.params import read_yaml
 from modern_gpt.records.stages import Size
-from modern_gpt.pipeline.params import parse
+from modern_gpt.pipeline.ladder_params import parse
 from modern_gpt.reporting import wording as W
 from modern_gpt.reporting.write import write_report
 from modern_gpt.reporting.results import Ladder, Results

@@ -14,7 +14,7 @@ from e2e import DVC, ONE_THREAD, ran, sh, status
 from test_params import META, default, one_line, plan_files
 
 from modern_gpt.config.sections import seed_order
-from modern_gpt.pipeline.params import check_all
+from modern_gpt.pipeline.ladder_params import check_all
 from modern_gpt.reporting.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
                                         simulate_looks)
 from modern_gpt.reporting.settling import Asked, asked_seeds

@@ -10,7 +10,7 @@ import torch
 
 from modern_gpt.records.run import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.reporting.plots import lr_plot, lr_rows
+from modern_gpt.reporting.plots import sweep_plot, sweep_table
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_results
 from modern_gpt.reporting.settings import Settings
@@ -98,7 +98,7 @@ def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
     # at train.lr r1 is no better than r0; at their best rates (r0 at x1, r1 at x4) it clearly is
     ladder, sweep = swept({"r0": {1.0: [1.000, 1.010, 1.005], 4.0: [1.100, 1.110, 1.105]},
                            "r1": {1.0: [1.004, 1.006, 1.008], 4.0: [0.900, 0.905, 0.910]}})
-    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
+    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band=0.25)
     assert pair.main.verdict in ("noise", "borderline") and pair.vs.verdict == "better"
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert "## Learning rate" in text and "![validation loss against learning rate" in text
@@ -115,7 +115,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
     hot = sweep[0].cells[1]
     assert hot.spikes == (1, 0, 1) and hot.seeds_spiked == 2 and hot.val.n_diverged == 1 and hot.unstable
     assert not sweep[1].cells[1].unstable
-    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
+    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band=0.25)
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert ("At lr 0.016 (×8), + GQA: spikes in 2/3 seeds (2 in all), diverged 1/3; + QK-norm: spikes in 0/3 seeds "
             "(0 in all), diverged 0/3. + QK-norm removed that instability.") in text
@@ -123,7 +123,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
             .splitlines() if line.startswith("| + ")]
     assert rows[1] == ["+ GQA", "0.016 (×8)", "1.2250 ± 0.0354 (1/3 diverged)", "2", "2/3", "1/3", ""]
     assert rows[0][-1] == "best" and rows[2][-1] == "best"
-    table = lr_rows(sweep)
+    table = sweep_table(sweep)
     assert [(r["row"], r["multiple"], r["spikes"], r["diverged"], r["best"]) for r in table] == [
         ("r0", 1.0, 0, 0, True), ("r0", 8.0, 2, 1, False), ("r1", 1.0, 0, 0, True), ("r1", 8.0, 0, 0, False)]
 
@@ -131,7 +131,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
 def test_a_stable_sweep_says_it_does_not_test_the_claim():
     ladder, sweep = swept({"r0": {1.0: [1.00, 1.01, 1.02], 2.0: [1.0, 1.0, 1.0]},
                            "r1": {1.0: [0.99, 1.00, 1.01], 2.0: [0.99, 0.99, 0.99]}})
-    pairs = sweep_pairs(sweep, ladder, confidence=0.95, band_sds=0.25)
+    pairs = sweep_pairs(sweep, ladder, confidence=0.95, band=0.25)
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=pairs)], Settings())).markdown
     assert "+ GQA neither spiked nor diverged at any rate of the grid, so the grid does not test" in text
 
@@ -145,8 +145,8 @@ def test_selection_bias_is_the_expected_best_of_k_equal_means():
 def test_the_plot_is_written_with_and_without_a_sweep(tmp_path):
     ladder, sweep = swept({"r0": {1.0: [1.00, 1.01, 1.02], 8.0: [None, None, None]},
                            "r1": {1.0: [0.99, 1.00, 1.01], 8.0: [1.0, 1.1, 1.05]}})
-    lr_plot(lr_rows(sweep), tmp_path / "a.png")
-    lr_plot([], tmp_path / "b.png")
+    sweep_plot(sweep_table(sweep), tmp_path / "a.png")
+    sweep_plot([], tmp_path / "b.png")
     assert (tmp_path / "a.png").stat().st_size > 1000 and (tmp_path / "b.png").stat().st_size > 1000
 
 

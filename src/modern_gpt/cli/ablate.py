@@ -19,7 +19,7 @@ from ..config.sections import GenerateConfig, section
 from ..core.errors import ConfigError
 from ..config.params import project_params, sections
 from ..pipeline.ladder import Row
-from ..pipeline.params import parse
+from ..pipeline.ladder_params import parse
 from .support.profiles import SMOKE, add_shape_args, cpu, rows_for, settings_from
 
 if TYPE_CHECKING:

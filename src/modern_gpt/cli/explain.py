@@ -14,7 +14,7 @@ from ..core.errors import ConfigError, DataError
 from ..core.files import write_bytes
 from ..config.params import read_yaml
 from ..hf.config_json import read_config
-from ..hf.explain import explain
+from ..hf.explain_config import explain
 from ..hf.import_config import model_section
 from ..serving.kv_cache import DTYPE_BYTES
 

@@ -143,7 +143,7 @@ class AblationConfig:
     aa_seeds: list = field(default_factory=list)        # the baseline again on these seeds (A/A check)
     leave_one_out: list = field(default_factory=list)   # flags reverted one at a time from the full model,
     rerun: list = field(default_factory=list)           # rows trained again with perturbed initial weights:
-                                                        # both checked against the ladder (pipeline/params.py)
+                                                        # both checked against the ladder (pipeline/ladder_params.py)
     rerun_perturbation: float = 1e-7                    # relative, per weight
 
     def __post_init__(self) -> None:
@@ -202,7 +202,7 @@ class BeyondConfig:
     """`beyond`: a second ladder past the book, off by default (ladder: []). Its row 0 is the main ladder's last row
     (the book's design, its runs reused); each flag of `ladder` then switches one more setting, on top of the row
     before, to its value in `model` (ModelConfig fields) or `train` (TrainConfig fields). The values are checked
-    as the rows resolve (pipeline/params.py), where the main model's are known."""
+    as the rows resolve (pipeline/ladder_params.py), where the main model's are known."""
     ladder: list = field(default_factory=list)      # the flags in the order the rows switch them; [] is off
     model: dict = field(default_factory=dict)       # flag → value, for ModelConfig's flags
     train: dict = field(default_factory=dict)       # flag → value, for TrainConfig's (optimizer: muon)
@@ -231,7 +231,7 @@ SCALE_BUDGETS = ("steps", "tokens_per_param")
 
 @dataclass(frozen=True)
 class SizeShape:
-    """One entry of scale.sizes: the shape every ladder row takes at that size (pipeline/scale.py)."""
+    """One entry of scale.sizes: the shape every ladder row takes at that size (pipeline/sizes.py)."""
     n_layer: int
     n_embd: int
     n_head: int
@@ -253,7 +253,7 @@ class ScaleConfig:
     place of model:'s; the rest of each row, the seeds and the recipe stay. `budget` says how many steps each
     size trains: `steps`, the same at every size; `tokens_per_param`, the default size's training tokens per
     non-embedding parameter at every size (steps, warm-up and evaluation interval scaled alike), a size that
-    would train fewer than `min_iters` steps refused. Checked against the ladder's rows in pipeline/scale.py."""
+    would train fewer than `min_iters` steps refused. Checked against the ladder's rows in pipeline/sizes.py."""
     sizes: dict[str, SizeShape] = field(default_factory=dict)     # name → shape, in params.yaml's order; {} off
     budget: str = "steps"
     min_iters: int = 100
@@ -378,7 +378,7 @@ def _reads(cls: type[T]) -> Callable[[Any, str], T]:
 # Every section params.yaml may have, in its order (a typo such as `modle:` is an error, not an ignored section), with
 # the one function that parses it, alone, into a frozen dataclass: `model` as given (ModelSection, its values checked
 # as a ModelConfig), `baseline` as overrides of it (Baseline, checked once merged with `model`), `seeds` a plain list
-# of integers, the one section without a class. pipeline/params.py then checks the sections against each other.
+# of integers, the one section without a class. pipeline/ladder_params.py then checks the sections against each other.
 # OPTIONAL ones may be left out (their settings' defaults, or off). Each stage names the ones it reads (its PARAMS,
 # config/params.py gives it only those); the plan reads all.
 PARSERS: dict[str, Callable[[Any, str], Any]] = {

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.errors import ConfigError
 from .config_json import bool_field, int_field
-from .families import family_of
+from .model_types import family_of
 from .fields import CHANGES, COUNTS, FIELDS, LAYER_TYPES, SUSPICIOUS
 from .layers import layer_chunks, layer_windows, rope_layers
 from .moe_mla import Mla, Moe, mla_settings, moe_settings

@@ -18,8 +18,8 @@ from ..nn.model import match_mlp
 from .families import RERUN, SWEEP
 from ..config.hf_class import hf_name
 from .ladder import Row
-from .params import Params
-from .scale import non_embedding
+from .ladder_params import Params
+from .sizes import non_embedding
 
 
 def sweep_runs(p: Params, covered: list[Row]) -> tuple[list[SweepPlanRow], dict[str, RowConfig]]:

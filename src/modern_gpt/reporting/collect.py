@@ -111,7 +111,7 @@ def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow],
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])
     return Ladder(lp.name, rows, info, sweep=sweep,
-                  pairs=sweep_pairs(whole_sweep, rows, confidence=s.confidence, band_sds=s.borderline),
+                  pairs=sweep_pairs(whole_sweep, rows, confidence=s.confidence, band=s.borderline),
                   serve=[served(r.slug) for r in lp.rows] if lp.size is None else [], size=lp.size)
 
 

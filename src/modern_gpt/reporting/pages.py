@@ -1,7 +1,7 @@
 """Each page of the report put together from its parts, top to bottom: reports/ablation.md (the main ladder,
 with its A/A, leave-one-out, serving, learning-rate and rerun sections), beyond.md (the second ladder) and scale.md
 (the main ladder at every size). The parts are the table (table.py), the findings (findings.py), the sections
-(sections.py) and the scale tables (scale.py); write.py writes the pages, their CSVs and their plots (their names:
+(extra_sections.py) and the scale tables (scale.py); write.py writes the pages, their CSVs and their plots (their names:
 outputs.py).
 """
 
@@ -19,8 +19,8 @@ from .findings import findings
 from .looks import Design
 from .outputs import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT
 from .results import Ladder, Results, RowResult, full_look
-from .scale import csv_rows, scale_changes, scale_provenance, size_name, sized, tables
-from .sections import rerun_section, serving_section, sweep_section
+from .scale import csv_rows, scale_changes, scale_provenance, size_name, by_size, tables
+from .extra_sections import rerun_section, serving_section, sweep_section
 from .settings import Settings
 from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, pct, rule
 from .table import csv_row, markdown_table
@@ -165,7 +165,7 @@ def full_lines(results: Results) -> str:
     """scale.md's line of the full model against the baseline at each size, smallest N first."""
     s = results.settings
     return W.SCALE_FULL + "; ".join(W.SCALE_FULL_SIZE.format(size=size_name(size), **full_model(rows, s)[1])
-                                    for size, rows in sized(results)) + "."
+                                    for size, rows in by_size(results)) + "."
 
 
 def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:

@@ -59,11 +59,11 @@ def curves_plot(curve_rows: list[dict], path: str | Path, floor_per_token: float
     plt.close(fig)
 
 
-LR_COLUMNS = ["row", "variant", "lr", "multiple", "seeds", "val_mean", "val_sd", "val_min", "val_max", "spikes",
-              "seeds_spiked", "diverged", "best"]
+SWEEP_COLUMNS = ["row", "variant", "lr", "multiple", "seeds", "val_mean", "val_sd", "val_min", "val_max", "spikes",
+                 "seeds_spiked", "diverged", "best"]
 
 
-def lr_rows(rows: list[SweepRow]) -> list[dict[str, Any]]:
+def sweep_table(rows: list[SweepRow]) -> list[dict[str, Any]]:
     """The learning-rate grid as a table: per covered row and rate, val over the seeds that did not diverge,
     spikes and divergence."""
     out = []
@@ -78,7 +78,7 @@ def lr_rows(rows: list[SweepRow]) -> list[dict[str, Any]]:
     return out
 
 
-def lr_plot(table: list[dict], path: str | Path) -> None:
+def sweep_plot(table: list[dict], path: str | Path) -> None:
     """Val loss against learning rate (log axis), one line per row with its seed range; a rate where a seed
     diverged is marked with an x on the row's line at the top of the axes."""
     import matplotlib

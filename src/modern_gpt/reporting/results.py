@@ -83,7 +83,7 @@ def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], design: Design 
 
 
 class Holds(StrEnum):
-    """Whether a rerun's verdict holds (Rerun.holds); the report words each value (reporting/sections.py: HOLDS_WORDS)."""
+    """Whether a rerun's verdict holds (Rerun.holds); the report words each value (extra_sections.py: HOLDS_WORDS)."""
     YES = "yes"
     FLIPPED = "flipped"
     OPEN = "open"

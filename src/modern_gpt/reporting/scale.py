@@ -26,7 +26,7 @@ def shape(size: Size) -> str:
             f"N = {size.non_embedding:,}")
 
 
-def sized(results: Results) -> list[tuple[Size, list[RowResult]]]:
+def by_size(results: Results) -> list[tuple[Size, list[RowResult]]]:
     """(size, its rows) for every size, smallest N first: the default size's rows are the main table's."""
     by_name = {x.size: x.rows for x in results.ladders if x.name == LadderName.SCALE}
     return [(s, results.main.rows if s.name is None else by_name[s.name]) for s in results.sizes]
@@ -34,7 +34,7 @@ def sized(results: Results) -> list[tuple[Size, list[RowResult]]]:
 
 def scale_changes(results: Results) -> list[ChangeAcrossSizes]:
     s = results.settings
-    return changes(sized(results), s.floor_per_token, s.confidence, s.borderline)
+    return changes(by_size(results), s.floor_per_token, s.confidence, s.borderline)
 
 
 def _effect(x: float | None, floor: bool) -> str:
@@ -89,7 +89,7 @@ def scale_provenance(results: Results) -> dict[str, str]:
     """scale.md's provenance table (ablation.md's is provenance.provenance): sizes, seeds, tokens per parameter,
     the corpus and its floor (the main table's lines), the code, the machine: every fact from the plan and the run
     records."""
-    pairs = sized(results)
+    pairs = by_size(results)
     every = [r for _, rows in pairs for r in rows]
     main = results.main.provenance
     info = {k: main[k] for k in ("corpus", "split", "tokenizer") if k in main}

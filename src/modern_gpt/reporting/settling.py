@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .looks import Look
 from .results import Results, full_look
-from .scale import scale_changes, size_name, sized
+from .scale import scale_changes, size_name, by_size
 from .transfer import Transfer
 
 
@@ -38,7 +38,7 @@ def comparisons(results: Results) -> list[Asked]:
         if full is not None:
             out.append(Asked(f"{name}: full model against {rows[0].label}", full, (rows[0].slug, rows[-1].slug)))
     if results.sizes:
-        ends = sized(results)
+        ends = by_size(results)
         for c in scale_changes(results):
             if c.trend_look is None or c.transfer != Transfer.OPEN:
                 continue

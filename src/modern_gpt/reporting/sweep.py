@@ -56,7 +56,7 @@ def sweep_cell(multiple: float, lr: float, runs: Sequence[RunRecord], threshold:
 
 
 def sweep_pairs(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence: float,
-                band_sds: float) -> list[SweepPair]:
+                band: float) -> list[SweepPair]:
     """Each covered row whose ladder predecessor is covered too, compared with it at both best rates."""
     by_slug = {r.row.slug: r for r in rows}
     out = []
@@ -65,7 +65,7 @@ def sweep_pairs(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confid
             mine, theirs = by_slug[below.slug], by_slug[above.slug]
             def vs(a: SweepCell | None, b: SweepCell | None) -> Comparison | None:
                 return None if a is None or b is None else compare(
-                    [r.val_loss for r in a.runs], [r.val_loss for r in b.runs], confidence=confidence, band=band_sds)
+                    [r.val_loss for r in a.runs], [r.val_loss for r in b.runs], confidence=confidence, band=band)
 
             main = vs(*(next(c for c in r.cells if c.main) for r in (mine, theirs)))
             out.append(SweepPair(mine, theirs, vs(mine.best, theirs.best), main))

@@ -1,5 +1,5 @@
 """The report's prose: every paragraph-long text, a named template filled with str.format. The logic (pages.py,
-findings.py, sections.py, scale.py) decides what to say and computes the figures; the words live here, so a
+findings.py, extra_sections.py, scale.py) decides what to say and computes the figures; the words live here, so a
 rewording touches nothing else."""
 
 # ------------------------------------------------------------------------------------- the ablation table

@@ -11,7 +11,7 @@ from ..records.stages import LadderName
 from .outputs import (BEYOND, CSV_FLOAT, CURVES, CURVES_PLOT, MAIN, METRICS, RUNS, SCALE, SCALE_PLOT, SCALE_TABLE,
                       SWEEP, SWEEP_PLOT, TABLE)
 from .pages import build_beyond, build_main, build_scale
-from .plots import LR_COLUMNS, curves, curves_plot, lr_plot, lr_rows, scale_plot
+from .plots import SWEEP_COLUMNS, curves, curves_plot, scale_plot, sweep_plot, sweep_table
 from .results import Results
 from .runs_csv import RunLine, to_csv
 
@@ -30,9 +30,9 @@ def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
     while sizes are listed (off, a report already there stays: git tracks it)."""
     report = build_main(results)
     s = results.settings
-    lr_table = lr_rows([r for ladder in results.ladders for r in ladder.sweep])
-    lr_plot(lr_table, out / SWEEP_PLOT)
-    write_bytes(out / SWEEP, csv_bytes(lr_table, LR_COLUMNS))
+    grid = sweep_table([r for ladder in results.ladders for r in ladder.sweep])
+    sweep_plot(grid, out / SWEEP_PLOT)
+    write_bytes(out / SWEEP, csv_bytes(grid, SWEEP_COLUMNS))
     curve_rows = curves(results.main.rows)
     curves_plot(curve_rows, out / CURVES_PLOT, s.floor_per_token)
     write_bytes(out / MAIN, report.markdown.encode())

@@ -14,7 +14,7 @@ from typing import Any
 from ...config import TrainConfig
 from ...config.params import project_params
 from ...pipeline.ladder import Row
-from ...pipeline.params import parse
+from ...pipeline.ladder_params import parse
 
 SHAPE = ("n_layer", "n_head", "n_embd", "block_size")        # what a profile sets of the model
 

@@ -18,7 +18,7 @@ from ..config import params as params_file
 from ..core.errors import ConfigError
 from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out
-from .scale import SizeLadder, size_ladders
+from .sizes import SizeLadder, size_ladders
 
 @dataclass(frozen=True)
 class Params:
@@ -50,7 +50,7 @@ class Params:
         return beyond(self.rows(vocab_size)[-1], self.train, self.beyond)
 
     def size_ladders(self, vocab_size: int) -> list[SizeLadder]:
-        """The main ladder at every size of scale: (pipeline/scale.py), smallest first; [] when it is off."""
+        """The main ladder at every size of scale: (pipeline/sizes.py), smallest first; [] when it is off."""
         return size_ladders(self.scale, self.model, self.train,
                      lambda model: dataclasses.replace(self, model=model).rows(vocab_size))
 

@@ -32,7 +32,7 @@ class SizeLadder:
 
 def non_embedding(cfg: ModelConfig) -> int:
     """N, as GPT.num_params counts it (Kaplan et al.), from the shapes alone (a model on the meta device: no
-    memory, no initialisation). torch only here: params.py imports this module, and reading params.yaml stays
+    memory, no initialisation). torch only here: ladder_params.py imports this module, and reading params.yaml stays
     torch-free while no size is listed."""
     import torch
     from ..nn import GPT

@@ -20,7 +20,7 @@ from ..core.errors import ConfigError
 from ..serving.kv_cache import dtype_bytes, human
 from .arch import Arch, normalise
 from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
-from .families import FAMILIES, text_part
+from .model_types import FAMILIES, text_part
 from .fields import FIELDS, FIGURES, NM
 from .layers import window_flags
 from .meta import PARTS, MetaCount, meta_count
