@@ -17,6 +17,8 @@ import e2e
 
 from modern_gpt.config import ModelConfig
 from modern_gpt.config.params import project_params
+from modern_gpt.corpus.reading import split_text
+from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.pipeline.ladder_params import parse
 
 
@@ -28,6 +30,14 @@ def toy_text(n_chars: int = 6000, seed: int = 0) -> str:
     while sum(map(len, out)) < n_chars:
         out.append(" ".join(rng.choice(words) for _ in range(rng.randint(3, 6))) + " .\n")
     return "".join(out)
+
+
+@pytest.fixture(scope="module")
+def toy():
+    """The toy text's tokenizer, and its train and validation tokens (the last 10% validate)."""
+    text = toy_text()
+    tok = SymbolTokenizer.fit({"kind": "char"}, text)
+    return tok, *(torch.tensor(tok.encode(part)) for part in split_text(text, 0.1))
 
 
 @pytest.fixture

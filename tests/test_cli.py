@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import modern_gpt.training.loop as loop
+from fakes import LABELS, run_record
 from modern_gpt.cli import main
 from modern_gpt.config.params import project_params
 from modern_gpt.reporting.results import row_result
@@ -18,7 +19,6 @@ from modern_gpt.reporting.table import quick_line as format_row
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = project_params()                   # the quick command's design, and its CPU profile's shape
-LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 
 
 def run(args, cwd=ROOT, **kw):
@@ -130,7 +130,7 @@ def test_the_quick_command_warns_by_the_thresholds_of_the_pipelines_report():
 def curve_record(seed: int, train: float, val: float, curve: list[float]):
     from modern_gpt.records.run import Point
     points = tuple(Point(iter=10 * (i + 1), train=train, val=v) for i, v in enumerate(curve))
-    return dataclasses.replace(record(seed, val), train_loss=train, curve=points)
+    return dataclasses.replace(run_record(seed, val), train_loss=train, curve=points)
 
 
 @pytest.mark.parametrize("train, val, curve, expected", [
@@ -151,19 +151,11 @@ def test_quick_warnings_use_the_reports_thresholds(train, val, curve, expected):
     assert len(lines) == len(expected) + 2 and lines[-2].startswith("units:") and lines[-1].startswith("next:")
 
 
-def record(seed: int, val: float | None):
-    from modern_gpt.config import ModelConfig, TrainConfig
-    from modern_gpt.records.run import RunRecord
-    return RunRecord(row="r", seed=seed, model=ModelConfig(), train=TrainConfig(), diverged=val is None, steps=1, curve=(), train_loss=val,
-                     val_loss=val, val_bpc=val, params=1000, params_non_embedding=900, secs=1.0, tokens_per_sec=1.0,
-                     device="cpu", torch="x")
-
-
 def test_the_quick_table_and_the_report_give_one_verdict():
     """Effect larger than the spread but the t-interval includes zero: noise in both front ends."""
     ref_vals, row_vals = [1.00, 1.00, 1.02], [0.98, 0.98, 0.96]              # effect -0.033, spread 1.69 x 0.0115
-    ref = row_result("a", "A", [record(s, v) for s, v in enumerate(ref_vals)])
-    row = row_result("b", "B", [record(s, v) for s, v in enumerate(row_vals)], ref)
+    ref = row_result("a", "A", [run_record(s, v) for s, v in enumerate(ref_vals)])
+    row = row_result("b", "B", [run_record(s, v) for s, v in enumerate(row_vals)], ref)
     c = compare(row_vals, ref_vals)
     assert abs(c.effect) > c.spread and c.ci_low < 0 < c.ci_high              # the old quick rule said "yes"
     assert c.verdict == "noise" and format_row(row).endswith(verdict_text(c))

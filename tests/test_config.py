@@ -152,8 +152,8 @@ def test_every_params_section_is_parsed_by_the_tables_one_function_into_one_froz
     from modern_gpt.config.sections import PARSERS, SECTIONS, LadderConfig, LaunchConfig
     raw = project_params()
     assert list(raw) == [s for s in SECTIONS if s in raw]                 # params.yaml's order is the table's
-    for name, parse in PARSERS.items():
-        value = parse(raw.get(name), name)
+    for name, read in PARSERS.items():
+        value = read(raw.get(name), name)
         if name == "seeds":
             assert value == [0, 1, 2, 3, 4]
         else:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fakes import one_line
 from modern_gpt.config import params as params_file
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.config.model_section import Baseline, ModelSection
@@ -79,10 +80,10 @@ def plan_files(raw: dict) -> tuple[dict[str, dict], Plan]:
     return {slug: config.to_dict() for slug, config in configs.items()}, planned
 
 
-def one_line(call, message: str) -> None:
-    with pytest.raises(ConfigError) as e:
-        call()
-    assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+def refused(call, message: str) -> None:
+    """`call` raises a one-line ConfigError that says `message`."""
+    said = one_line(call, ConfigError)
+    assert message in said, said
 
 
 def beyond_on(**values) -> dict:
@@ -173,7 +174,7 @@ def test_launch_takes_python_or_a_torchrun_that_splits_the_batch_evenly(launch):
 
 @pytest.mark.parametrize("raw, message", BAD, ids=[m for _, m in BAD])
 def test_each_mistake_gives_one_line_naming_the_field(raw, message):
-    one_line(lambda: parse(raw), message)
+    refused(lambda: parse(raw), message)
 
 
 # The corpus and report sections: checked where they are read (tokenize, generate and report stages).
@@ -195,7 +196,7 @@ BAD_SECTIONS = [
 
 @pytest.mark.parametrize("check, section, message", BAD_SECTIONS, ids=[m for _, _, m in BAD_SECTIONS])
 def test_each_mistake_in_a_stage_section_gives_one_line_naming_the_field(check, section, message):
-    one_line(lambda: check(section), message)
+    refused(lambda: check(section), message)
 
 
 def test_parse_reads_only_the_ladder_sections():
@@ -209,7 +210,7 @@ def test_the_plan_refuses_a_params_yaml_without_its_serve_section_in_one_line():
     """serve: has no defaults in code: params.yaml is the one definition of the sampling settings."""
     raw = default()
     del raw["serve"]                                    # read as stages/plan.py reads it
-    one_line(lambda: check_all(params_file.sections(raw, SECTIONS, OPTIONAL)),
+    refused(lambda: check_all(params_file.sections(raw, SECTIONS, OPTIONAL)),
              "params: section 'serve' is missing")
 
 
@@ -220,7 +221,7 @@ def test_the_ladder_must_start_with_baseline_and_says_so_in_one_line():
     message = str(e.value)
     assert message.startswith("ladder:") and "baseline" in message and "\n" not in message
     # listed again after row 0, `baseline` is not a flag
-    one_line(lambda: parse(with_("ladder", None, ["baseline", "baseline", "norm"])), "ladder: unknown flag 'baseline'")
+    refused(lambda: parse(with_("ladder", None, ["baseline", "baseline", "norm"])), "ladder: unknown flag 'baseline'")
 
 
 @pytest.mark.parametrize("setting, width", [(None, 32), (16, 16), (48, 48)])
@@ -263,7 +264,7 @@ def test_a_stage_gets_only_the_sections_it_names(tmp_path):
     assert params_file.load(("report",), write(tmp_path, no_report), optional=("report",)) == {"report": None}
     assert report_settings(None) == Settings()
     # required and absent: an error
-    one_line(lambda: params_file.load(("report",), write(tmp_path, no_report)), "params: section 'report' is missing")
+    refused(lambda: params_file.load(("report",), write(tmp_path, no_report)), "params: section 'report' is missing")
 
 
 @pytest.mark.parametrize("where", ["first", "last"])
@@ -271,8 +272,8 @@ def test_an_unknown_section_anywhere_in_the_file_is_refused(tmp_path, where):
     raw = default()
     raw = {"modle": {"n_layer": 2}, **raw} if where == "first" else {**raw, "modle": {"n_layer": 2}}
     path = write(tmp_path, raw)
-    one_line(lambda: params_file.load(("report",), path, optional=("report",)), "params.modle: unknown section")
-    one_line(lambda: read_params(path), "params.modle: unknown section")
+    refused(lambda: params_file.load(("report",), path, optional=("report",)), "params.modle: unknown section")
+    refused(lambda: read_params(path), "params.modle: unknown section")
 
 
 def test_unreadable_yaml_is_one_line(tmp_path):
@@ -371,7 +372,7 @@ def test_the_sweep_covers_a_second_ladder_row_with_its_own_optimiser():
     raw = default()
     raw["beyond"]["ladder"] = []
     raw["sweep"] = {**raw["sweep"], "rows": ["beyond_optimizer"]}                 # off: no such row
-    one_line(lambda: parse(raw), "sweep.rows=['beyond_optimizer']: must list rows of the ladders (baseline, norm,")
+    refused(lambda: parse(raw), "sweep.rows=['beyond_optimizer']: must list rows of the ladders (baseline, norm,")
 
 
 def test_the_docs_quote_what_dvc_and_repro_say_about_a_params_mistake_dvc_meets_first(tmp_path, monkeypatch, capfd):
@@ -448,6 +449,6 @@ def test_model_and_baseline_stay_as_given_so_a_null_follows_the_shape():
     assert p.baseline.config(wide, 48).n_kv_head == 6 and wide.config(48).n_kv_head == 2
     fixed = p.model.replace(head_dim=8).replace(n_embd=96, n_head=6)
     assert fixed.config(48).head_dim == 8 and p.baseline.replace(n_kv_head=3).config(fixed, 48).n_kv_head == 3
-    one_line(lambda: p.model.replace(width=3), "model.width: unknown key; allowed keys are block_size,")
-    one_line(lambda: ModelSection.parse({**default()["model"], "n_head": 0}), "model.n_head=0: must be a positive")
-    one_line(lambda: Baseline.parse(["norm"]), "baseline: must be a mapping, got ['norm']")
+    refused(lambda: p.model.replace(width=3), "model.width: unknown key; allowed keys are block_size,")
+    refused(lambda: ModelSection.parse({**default()["model"], "n_head": 0}), "model.n_head=0: must be a positive")
+    refused(lambda: Baseline.parse(["norm"]), "baseline: must be a mapping, got ['norm']")

@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from modern_gpt.config import ModelConfig, TrainConfig
+from fakes import run_record
 from modern_gpt.records.inputs import CorpusMeta
-from modern_gpt.records.run import Point, RunRecord
+from modern_gpt.records.run import RunRecord
 from modern_gpt.records.stages import Floor
 from modern_gpt.reporting.provenance import code_line, provenance
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
@@ -31,14 +31,11 @@ FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/records/__init__.py, s
 def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: str = "",
            files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1", machine: str = EPYC,
            threads: int = 2, processes: int = 1) -> RunRecord:
-    return RunRecord(
-        row=row, seed=seed, model=ModelConfig.from_dict({**MODEL, **(model or {})}), train=TrainConfig.from_dict(TRAIN),
-        diverged=False, steps=TRAIN["iters"],
-        curve=(Point(0, 3.0, 3.0), Point(TRAIN["iters"], val, val)), train_loss=val, val_loss=val,
-        val_bpc=val / math.log(2), params=200_000, params_non_embedding=190_000, secs=12.0, tokens_per_sec=3000.0,
-        device=device, torch=torch, machine=machine, threads=threads, processes=processes, python="3.11.7", code_md5=md5,
-        code_files=files,
-    )
+    """fakes.run_record at this file's shape and recipe, trained TRAIN's steps on a machine of its own."""
+    return run_record(seed, val, params=200_000, row=row, model={**MODEL, **(model or {})}, train_cfg=TRAIN,
+                      curve=[3.0, val], steps=TRAIN["iters"], secs=12.0,
+                      tokens_per_sec=3000.0, device=device, torch=torch, machine=machine, threads=threads,
+                      processes=processes, python="3.11.7", code_md5=md5, code_files=files)
 
 
 def rows_of(*runs_per_row: list[RunRecord]) -> list[RowResult]:

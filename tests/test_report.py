@@ -10,8 +10,7 @@ import statistics
 
 import pytest
 
-from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.records.run import Point, RunRecord
+from fakes import LABELS as BOOK, run_record
 from modern_gpt.reporting.findings import memorised, overfitting
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, RowResult, ladder_results, row_result
@@ -19,25 +18,7 @@ from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
 from modern_gpt.reporting.table import TABLE as COLUMNS, markdown_table
 
-LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
-MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
-TRAIN = {"iters": 300, "batch_size": 4, "lr": 0.002, "min_lr": 0.0002, "warmup_iters": 30, "weight_decay": 0.1,
-         "grad_clip": 1.0, "eval_interval": 100, "eval_iters": 2}
-
-
-def run(seed: int, val: float | None, train: float | None = None, params: int = 100_000,
-        curve: list[float] | None = None, row: str = "r") -> RunRecord:
-    """A run record: val None is a diverged seed; the curve's last point is the final val loss by default."""
-    diverged = val is None
-    points = curve if curve is not None else ([] if diverged else [3.0, 2.0, val])
-    return RunRecord(
-        row=row, seed=seed, model=ModelConfig.from_dict(MODEL), train=TrainConfig.from_dict(TRAIN), diverged=diverged, steps=100 * len(points),
-        curve=tuple(Point(iter=100 * i, train=v, val=v) for i, v in enumerate(points)),
-        train_loss=None if diverged else (train or val), val_loss=val,
-        val_bpc=None if diverged else val / math.log(2),
-        params=params, params_non_embedding=params - 5000, secs=10.0, tokens_per_sec=1000.0,
-        device="cpu", torch="2.0.0",
-    )
+LABELS = BOOK[:3]                      # the cases here have at most three rows
 
 
 def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: Settings = Settings(),
@@ -45,7 +26,7 @@ def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: S
     """Rows r0, r1, ... (seed i is index i), each against the row above, at the settings' confidence."""
     params = params or [100_000] * len(vals)
     return ladder_results(
-        [(f"r{i}", LABELS[i], [run(seed, v, params=p, row=f"r{i}", **kw) for seed, v in enumerate(row)])
+        [(f"r{i}", LABELS[i], [run_record(seed, v, params=p, row=f"r{i}", **kw) for seed, v in enumerate(row)])
          for i, (row, p) in enumerate(zip(vals, params))],
         confidence=s.confidence, param_tolerance=s.param_tolerance)
 
@@ -196,9 +177,9 @@ def test_no_warning_on_a_healthy_ladder():
 
 def test_floor_row_and_aa_and_leave_one_out_sections():
     rows = ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
-    aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.205, 1.215, 1.2))],
+    aa = row_result("baseline", "Step 1 baseline", [run_record(s, v) for s, v in zip((10, 11, 12), (1.205, 1.215, 1.2))],
                     rows[0])
-    loo = [row_result("loo_norm", "− RMSNorm", [run(s, v) for s, v in enumerate((1.2, 1.21, 1.22))], rows[-1])]
+    loo = [row_result("loo_norm", "− RMSNorm", [run_record(s, v) for s, v in enumerate((1.2, 1.21, 1.22))], rows[-1])]
     report = build_main(Results([Ladder("main", rows)], Settings(floor=0.8), aa=aa, loo=loo))
     body = table(report.markdown)
     assert body[3]["variant"] == "floor (entropy of the corpus process)"
@@ -216,7 +197,7 @@ def test_floor_row_and_aa_and_leave_one_out_sections():
 
 def test_an_aa_check_that_finds_a_difference_says_to_distrust_the_verdicts():
     rows = ladder([[1.2, 1.21, 1.22], [1.1, 1.11, 1.12], [1.0, 1.01, 1.02]])
-    aa = row_result("baseline", "Step 1 baseline", [run(s, v) for s, v in zip((10, 11, 12), (1.5, 1.51, 1.52))],
+    aa = row_result("baseline", "Step 1 baseline", [run_record(s, v) for s, v in zip((10, 11, 12), (1.5, 1.51, 1.52))],
                     rows[0])
     assert "treat every verdict above with suspicion" in build_main(Results([Ladder("main", rows)], Settings(), aa=aa)).markdown
 

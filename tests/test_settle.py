@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from e2e import DVC, ONE_THREAD, ran, sh, status
-from test_params import META, default, one_line, plan_files
+from test_params import default, plan_files, refused
 
 from modern_gpt.config.sections import seed_order
 from modern_gpt.pipeline.ladder_params import check_all
@@ -38,7 +38,7 @@ def settle(**values) -> dict:
     ({"runs": {"bias-5": {"slug": "bias", "seed": 6}}}, "settle.runs.bias-5: must be {slug: <slug>, seed: <seed>}"),
 ])
 def test_a_bad_design_is_refused_in_one_line_before_any_run(values, message):
-    one_line(lambda: check_all(settle(**values)), message)
+    refused(lambda: check_all(settle(**values)), message)
 
 
 @pytest.mark.parametrize("runs, message", [
@@ -47,7 +47,7 @@ def test_a_bad_design_is_refused_in_one_line_before_any_run(values, message):
     ({f"nope-{s}": {"slug": "nope", "seed": s} for s in (5, 6, 7)}, "nope is no row of a ladder planned now"),
 ])
 def test_added_runs_must_be_a_planned_rows_next_seeds_up_to_a_look_within_the_cap(runs, message):
-    one_line(lambda: plan_files(settle(runs=runs)), message)
+    refused(lambda: plan_files(settle(runs=runs)), message)
 
 
 def test_the_plan_lists_each_rows_added_seeds_and_the_order_skips_the_aa_copys_seeds():

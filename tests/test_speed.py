@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import modern_gpt.training.loop as loop
+from fakes import TRAIN, run_record
 from conftest import tiny_rows, toy_text
 from e2e import code_copy
 from modern_gpt.core.errors import ConfigError
@@ -26,18 +27,11 @@ from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.reporting.provenance import speed_line
 from modern_gpt.training.batched import Stacked, train_seeds
-from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.config import TrainConfig
 from modern_gpt.training.loop import make_optimizer, train
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = TrainConfig(iters=10, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=2, eval_interval=2, eval_iters=2)
-
-
-@pytest.fixture(scope="module")
-def toy():
-    text = toy_text()
-    tok = SymbolTokenizer.fit({"kind": "char"}, text)
-    return tok.vocab_size, *(torch.tensor(tok.encode(part)) for part in split_text(text, 0.1))
 
 
 def max_curve_gap(a, b) -> float:
@@ -48,7 +42,8 @@ def max_curve_gap(a, b) -> float:
 @pytest.mark.parametrize("index", [0, 6], ids=["baseline", "full"])
 @pytest.mark.parametrize("placement", ["pre", "post"])
 def test_batched_seeds_give_each_seed_its_own_runs_numbers(toy, index, placement):
-    vocab, train_data, val_data = toy
+    tok, train_data, val_data = toy
+    vocab = tok.vocab_size
     cfg = tiny_rows(vocab, norm_placement=placement)[index].config
     batched = train_seeds(cfg, SMOKE, train_data, val_data, [0, 1, 2], progress=False)
     for seed, (model, trained) in zip([0, 1, 2], batched):
@@ -62,7 +57,8 @@ def test_batched_seeds_give_each_seed_its_own_runs_numbers(toy, index, placement
 
 
 def test_a_diverging_seed_stops_alone_with_its_weights_before_the_bad_step(toy, monkeypatch):
-    vocab, train_data, val_data = toy
+    tok, train_data, val_data = toy
+    vocab = tok.vocab_size
     cfg = tiny_rows(vocab)[-1].config
     calls = []
     real_losses = Stacked.losses
@@ -99,7 +95,8 @@ def test_a_diverging_seed_stops_alone_with_its_weights_before_the_bad_step(toy, 
     ({"dropout": 0.1}, "dropout=0.1: training seeds batched needs dropout 0"),
 ])
 def test_batched_seeds_refuse_what_would_break_the_equality(toy, change, message):
-    vocab, train_data, val_data = toy
+    tok, train_data, val_data = toy
+    vocab = tok.vocab_size
     cfg, train_cfg = tiny_rows(vocab)[0].config, SMOKE
     if "dropout" in change:
         cfg = type(cfg)(**{**cfg.to_dict(), **change})
@@ -123,7 +120,7 @@ def test_quick_command_batch_seeds_prints_the_same_table_as_seeds_one_by_one():
 
 
 def test_adamw_is_fused_and_the_precision_is_a_setting(toy):
-    model = GPT(tiny_rows(toy[0])[0].config)
+    model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
     assert make_optimizer(model.named_parameters(), SMOKE).defaults["fused"] is True
     with pytest.raises(ConfigError, match="compile='fast': allowed values are none, default, reduce-overhead"):
         TrainConfig(compile="fast")
@@ -132,7 +129,8 @@ def test_adamw_is_fused_and_the_precision_is_a_setting(toy):
 
 
 def test_bf16_autocast_trains_on_cpu_and_rounds_differently(toy):
-    vocab, train_data, val_data = toy
+    tok, train_data, val_data = toy
+    vocab = tok.vocab_size
     cfg = tiny_rows(vocab)[-1].config
     _, fp32 = train(cfg, SMOKE, train_data, val_data, 0, progress=False)
     _, bf16 = train(cfg, TrainConfig(**{**SMOKE.to_dict(), "dtype": "bfloat16"}), train_data, val_data, 0,
@@ -143,10 +141,8 @@ def test_bf16_autocast_trains_on_cpu_and_rounds_differently(toy):
 
 def test_the_report_says_how_the_runs_computed():
     def record(**train) -> RunRecord:
-        return RunRecord(row="r", seed=0, model=ModelConfig(), train=TrainConfig(**train),
-                         diverged=False, steps=1, curve=(), train_loss=1.0, val_loss=1.0, val_bpc=1.0, params=1,
-                         params_non_embedding=1, secs=1.0, tokens_per_sec=1.0, device="cpu", torch="2",
-                         compiled_graphs=2 if train else 0, cached_graphs=1 if train else 0)
+        return run_record(train_cfg={**TRAIN, **train}, compiled_graphs=2 if train else 0,
+                          cached_graphs=1 if train else 0)
 
     assert speed_line([record(), record()]) == "float32 (TF32 matmuls on CUDA), eager (train.compile: none)"
     line = speed_line([record(compile="default"), record(compile="default")])
@@ -246,7 +242,8 @@ def test_every_compile_mode_trains_on_cpu(kernels, mode):
 
 
 def test_batched_seeds_perturb_each_seed_as_its_own_run_does(toy):
-    vocab, train_data, val_data = toy
+    tok, train_data, val_data = toy
+    vocab = tok.vocab_size
     cfg = tiny_rows(vocab)[-1].config
     perturbed = dataclasses.replace(SMOKE, init_perturbation=1e-7)
     batched = train_seeds(cfg, perturbed, train_data, val_data, [0, 1], progress=False)

@@ -8,11 +8,10 @@ import pytest
 import torch
 
 import modern_gpt.training.loop as train_module
-from conftest import score, tiny_rows, toy_text
+from conftest import score, tiny_rows
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.records.run import RunRecord
 from modern_gpt.corpus.reading import split_text
-from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
 from modern_gpt.config import TrainConfig
@@ -22,13 +21,6 @@ from modern_gpt.training.run import machine, run
 import torch.nn.functional as F
 
 FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
-
-
-@pytest.fixture(scope="module")
-def toy():
-    text = toy_text()
-    tok = SymbolTokenizer.fit({"kind": "char"}, text)
-    return tok, *(torch.tensor(tok.encode(part)) for part in split_text(text, 0.1))
 
 
 @pytest.mark.parametrize("index", range(7), ids=[r.slug for r in tiny_rows()])
