@@ -197,6 +197,42 @@ def start(root: Path, names: list[str]) -> list[subprocess.Popen]:
     return procs
 
 
+# ------------------------------------------------------------------------- what the end-to-end tests share
+
+def report_rows(repo: Path, name: str = "ablation.md") -> list[dict[str, str]]:
+    """The report's ladder table's rows, each as {header: cell} (md_tables: the table whose first header is '#'),
+    its headers checked against the report's columns (settle off at smoke size: no seeds column; 95%)."""
+    from md_tables import rows, tables
+    from modern_gpt.reporting.table import TABLE
+    expected = [c.header.replace("{confidence}", "95%") for c in TABLE if not c.looks_only]
+    text = (repo / "reports" / name).read_text()
+    head, found = rows(next(t for t in tables(text) if t[0].replace(" ", "").startswith("|#|")))
+    assert head == expected
+    return found
+
+
+def repro_with(repo: Path, sets: list[str]) -> subprocess.CompletedProcess:
+    """`dvc repro` after setting `sets` in params.yaml, each written as `dvc exp run -S` takes it (KEY.PATH=YAML,
+    a leading + for a new key). The experiment machinery itself is tried by the tests that call `dvc exp run`
+    (new K/V heads, a train change, NoPE, a bad param, a missing corpus); here it would add ~6 s a call."""
+    from modern_gpt.config.params import read_yaml
+    params = read_yaml(repo / "params.yaml")
+    for s in sets:
+        key, value = s.split("=", 1)
+        *path, last = key.removeprefix("+").split(".")
+        node = params
+        for k in path:
+            node = node.setdefault(k, {})
+        node[last] = yaml.safe_load(value)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return sh([*DVC, "repro"], repo)
+
+
+def edit(path: Path) -> None:
+    path.write_text(path.read_text() + "\n# an edit\n")
+
+
 if __name__ == "__main__":
     build(sys.argv[1], Path(sys.argv[2]))
     print(json.dumps({"built": sys.argv[1]}))
+

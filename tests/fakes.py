@@ -31,7 +31,7 @@ def run_record(seed: int = 0, val: float | None = 1.0, train: float | None = Non
         train=TrainConfig.from_dict(TRAIN if train_cfg is None else train_cfg), diverged=diverged,
         steps=100 * len(points), curve=tuple(Point(iter=100 * i, train=v, val=v) for i, v in enumerate(points)),
         train_loss=None if diverged else (val if train is None else train), val_loss=val,
-        val_bpc=None if diverged else val / math.log(2), params=params, params_non_embedding=params - params // 20,
+        val_bpc=None if diverged else val / math.log(2), params=params, params_non_embedding=params - 5000,
         secs=10.0, tokens_per_sec=1000.0, device="cpu", torch="2.0.0")
     return RunRecord(**{**record, **fields})
 

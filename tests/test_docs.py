@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import md_tables
 from modern_gpt.pipeline.families import SERVING, TRAINING
 from modern_gpt.reporting.runs_csv import from_csv
 
@@ -55,13 +56,11 @@ def prose_and_tables(text: str) -> tuple[list[str], list[list[str]]]:
 
 
 def cells(line: str) -> list[str]:
-    line = re.sub(r"<!--.*?-->", "", line)
-    return [c.strip().replace("**", "").replace("−", "-") for c in line.strip().strip("|").split("|")]
+    return md_tables.cells(line, plain=True)
 
 
 def parse(table: list[str]) -> tuple[list[str], list[dict[str, str]]]:
-    head = cells(table[0])
-    return head, [dict(zip(head, cells(row))) for row in table[2:]]
+    return md_tables.rows(table, plain=True)
 
 
 def numbers(text: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""`modern-gpt review` on made-up sides (the end-to-end review, check and workflow: tests/test_pipeline.py), and
+"""`modern-gpt review` on made-up sides (the end-to-end review, check and workflow: tests/test_e2e_review.py), and
 reports/runs.csv's lines: what the report stage writes and review reads back."""
 
 import csv

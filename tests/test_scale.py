@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from md_tables import cells, tables
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.config.params import read_yaml
 from modern_gpt.records.stages import Size
@@ -212,14 +213,9 @@ def results_of(per_size, floor=None) -> Results:
     return Results(ladders, s, sizes=tuple(sz for sz, _ in pairs))
 
 
-def cells(text: str) -> list[list[str]]:
-    lines = [x for x in text.splitlines() if x.startswith("| ")]
-    return [[c.strip() for c in x.strip().strip("|").split("|")] for x in lines]
-
-
 def tables_of(text: str) -> list[list[list[str]]]:
-    """Each table of the report, header then rows (not the alignment line): build_scale's parts end at a blank line."""
-    return [cells(part) for part in text.split("\n\n") if part.startswith("|")]
+    """Each table of the report as lists of cells, header then rows (md_tables; not the alignment line)."""
+    return [[cells(line) for line in table if line.startswith("| ")] for table in tables(text)]
 
 
 def test_the_scale_report_has_a_table_per_size_then_the_transfer_table_none_wider_than_9_columns(tmp_path):

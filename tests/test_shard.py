@@ -1,5 +1,5 @@
 """`modern-gpt shard I/N`: which runs a worker takes, and its one-line errors (the workers themselves, with the
-real dvc and a shared remote: test_pipeline.py)."""
+real dvc and a shared remote: test_e2e_machines.py)."""
 
 import subprocess
 import sys

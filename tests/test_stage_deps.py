@@ -2,7 +2,7 @@
 under a declared dep, every declared code folder is one it imports from, and the params sections its
 script reads (PARAMS, the only sections config.params.load hands it) are the ones dvc.yaml lists.
 
-That the files a stage reads lie under its declared deps is checked on a real pipeline, in test_pipeline.py.
+That the files a stage reads lie under its declared deps is checked on a real pipeline, in test_e2e_reruns.py.
 """
 
 import ast

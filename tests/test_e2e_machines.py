@@ -1,0 +1,342 @@
+"""End to end, more than one process or machine: the real `dvc` on a copy of this project in a temporary git repo,
+at smoke size. The local runner (two runs at a time, a kill -9), SLURM's array scripts (two workers and the
+aggregator), a worker that cannot write the remote, and a real Ray cluster with token authentication
+(docs/machines.md)."""
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from e2e import (DVC, ENV, OPTION_RUNS, OPTION_SERVE, ROOT, ROWS, commit, edit, forget, ran, report_rows,
+                 run_cache_entries, set_params, sh, status)
+from fakes import LABELS
+
+pytestmark = pytest.mark.slow
+
+
+def object_md5s_match(remote: Path) -> int:
+    """Every object in a local DVC remote holds the bytes its name says (files/md5/ab/cdef... = md5 abcdef...):
+    nothing half-written. Returns how many there are."""
+    objects = [f for f in (remote / "files" / "md5").glob("*/*") if f.is_file()]
+    for f in objects:
+        assert hashlib.md5(f.read_bytes()).hexdigest() == f.parent.name + f.name.removesuffix(".dir"), f
+    return len(objects)
+
+
+def slurm_scripts() -> dict[str, str]:
+    """docs/machines.md's sbatch scripts, by the name their second line gives them: what a cluster would run."""
+    text = (ROOT / "docs" / "machines.md").read_text()
+    blocks = re.findall(r"```bash\n(#!/bin/bash\n# (\S+\.sbatch):.*?)```", text, re.S)
+    return {name: body for body, name in blocks}
+
+
+@pytest.mark.both_cores
+def test_two_workers_share_the_runs_and_the_aggregator_trains_none(options_and_remote, tmp_path):
+    """docs/machines.md's SLURM array, its scripts run by bash with the variables SLURM would set: two array tasks
+    (--array=0-1: workers 1/2 and 2/2) start at once, each in a clone of its own, sharing the project's default
+    remote (a folder next to the clones), which holds the options build's runs (its 10 runs of three families: run,
+    aa, loo) but five: the first two of worker 1's share and the first three of worker 2's (and no serve). The
+    second is killed after its first run; run again, it makes a new clone, pulls the run it had pushed, trains the
+    two it lacks and pulls the rest. Every run is trained once (the remote's run-cache). The aggregator's `dvc repro --pull` then trains nothing, and its
+    report has the single-machine run's results (the committed report of the build): losses, spreads, intervals,
+    verdicts; not the seconds."""
+    repo = options_and_remote
+    scripts = slurm_scripts()
+    assert set(scripts) == {"workers.sbatch", "report.sbatch"}
+    for name, body in scripts.items():
+        (tmp_path / name).write_text(body)
+    remote = tmp_path / "modern-gpt-remote"                  # where the default remote of tmp_path/<clone> points
+    origin = tmp_path / "origin"                             # the commit the cluster trains: nothing recorded yet,
+    sh(["git", "clone", "-q", str(repo), str(origin)], tmp_path)    # so every run trains or is pulled
+    sh(["git", "rm", "-q", "dvc.lock"], origin)
+    commit(origin, "no lock")
+    slurm = {"REPO": str(origin), "COMMIT": sh(["git", "rev-parse", "HEAD"], origin).stdout.strip(),
+             "WORK": str(tmp_path), "VENV": sys.prefix, "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "2"}
+
+    def task(script: str, log: Path, **env: str) -> subprocess.Popen:
+        return subprocess.Popen(["bash", str(tmp_path / script)], cwd=tmp_path, env={**ENV, **slurm, **env},
+                                stdout=log.open("w"), stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+    shares = {s: sh([sys.executable, "-m", "modern_gpt", "shard", s, "--list"], repo).stdout.split()
+              for s in ("1/2", "2/2")}
+    assert set(shares["1/2"]).isdisjoint(shares["2/2"]) and set(shares["1/2"]) | set(shares["2/2"]) == OPTION_RUNS
+    one, two = shares["1/2"], shares["2/2"]
+    forget(repo, remote, [*one[:2], *two[:3], *OPTION_SERVE, "report"])    # what the workers must run
+
+    logs = {name: tmp_path / f"{name}.log" for name in ("one", "two", "three", "report")}
+    first = task("workers.sbatch", logs["one"], SLURM_ARRAY_TASK_ID="0")
+    second = task("workers.sbatch", logs["two"], SLURM_ARRAY_TASK_ID="1")
+    deadline = time.time() + 600
+    while "[1/" not in logs["two"].read_text() and second.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert second.poll() is None, logs["two"].read_text()
+    os.killpg(second.pid, signal.SIGKILL)                      # task 2 dies during its second run
+    second.wait()
+    assert first.wait(timeout=900) == 0, logs["one"].read_text()
+    assert logs["one"].read_text().startswith("worker 1/2: ") and logs["two"].read_text().startswith("worker 2/2: ")
+    assert object_md5s_match(remote) > 0
+    pushed_by_two = re.findall(r"\] (\S+): trained", logs["two"].read_text())
+    assert pushed_by_two == two[:1], logs["two"].read_text()
+    assert re.findall(r"\] (\S+): trained", logs["one"].read_text()) == one[:2]
+    assert re.findall(r"\] (\S+): pulled", logs["one"].read_text()) == one[2:]
+
+    assert task("workers.sbatch", logs["three"], SLURM_ARRAY_TASK_ID="1").wait(timeout=900) == 0, \
+        logs["three"].read_text()                              # task 2 again, as a resubmitted array would run it
+    told = logs["three"].read_text()
+    assert f"{two[0]}: pulled" in told                         # the dead worker's pushed run: not trained again
+    assert re.findall(r"\] (\S+): trained", told) == two[1:3]
+    assert re.findall(r"\] (\S+): pulled", told) == [two[0], *two[3:]]
+    assert len(list(tmp_path.glob("worker-2.*"))) == 2 and len(list(tmp_path.glob("worker-1.*"))) == 1
+    assert object_md5s_match(remote) > 0
+    assert sorted(trained_per_run(remote).values()) == [1] * len(OPTION_RUNS)
+
+    assert task("report.sbatch", logs["report"]).wait(timeout=900) == 0, logs["report"].read_text()
+    out = logs["report"].read_text()
+    [aggregator] = [d for d in tmp_path.glob("report.*") if d.is_dir()]
+    assert f"the report: {aggregator}/reports/ablation.md" in out
+    assert not ran(out) & OPTION_RUNS and {"report"} | OPTION_SERVE <= ran(out)
+    mine, single = report_rows(aggregator), report_rows(repo)
+    assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
+        [{k: v for k, v in r.items() if k != "secs"} for r in single]
+    for name in ("val_curves.csv", "lr_sweep.csv", "metrics.json"):
+        assert (aggregator / "reports" / name).read_text() == (repo / "reports" / name).read_text(), name
+    csv_rows = [{k: v for k, v in r.items() if k != "secs"}
+                for r in csv.DictReader(io.StringIO((aggregator / "reports" / "ablation.csv").read_text()))]
+    assert csv_rows == [{k: v for k, v in r.items() if k != "secs"}
+                        for r in csv.DictReader(io.StringIO((repo / "reports" / "ablation.csv").read_text()))]
+
+
+@pytest.mark.both_cores
+def test_the_runner_trains_two_at_a_time_on_their_share_of_the_cores_and_survives_kill_9(repo, tmp_path):
+    """`modern-gpt repro --jobs 2`: each pending run its own `dvc --wait-for-lock repro -s`, with half the cores
+    as its threads. Killed with its whole process group (kill -9) in the cheap stages and again with two runs
+    training, the same command finishes the rest: nothing recorded is trained again (even from an empty dvc.lock,
+    what a kill leaves while DVC writes it), no lock is left, dvc.lock holds every stage and `dvc status` is
+    clean. From the smoke build with nothing recorded (its outputs and dvc.lock gone, its DVC cache kept) and a
+    three-row ladder on another baseline: six runs to train."""
+    baseline = {"norm": "layernorm", "pos": "learned", "mlp": "swiglu", "bias": False, "n_kv_head": 2, "qk_norm": True}
+    set_params(repo, {"ladder": ["baseline", "norm", "pos"], "baseline": baseline, "sweep": {"lr": [], "rows": []}})
+    for folder in ("data/runs", "data/serve", "data/generated", "data/tokenized", "reports", "configs"):
+        shutil.rmtree(repo / folder, ignore_errors=True)
+    sh(["git", "rm", "-rq", "dvc.lock", "reports", "configs"], repo)
+    commit(repo, "a three-row ladder, nothing recorded")
+    runs = {f"run@{row}-{seed}" for row in ROWS[:3] for seed in (0, 1)}
+    cmd = [sys.executable, "-m", "modern_gpt", "repro", "--jobs", "2"]
+    recorded = []
+    for k, until in enumerate([lambda text: time.time() > t0 + 2, lambda text: "[2/" in text]):
+        log = tmp_path / f"killed-{k}.log"
+        t0 = time.time()
+        runner = subprocess.Popen(cmd, cwd=repo, env=ENV, stdout=log.open("w"), stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
+        while not until(log.read_text()) and runner.poll() is None and time.time() < t0 + 600:
+            time.sleep(0.1)
+        assert runner.poll() is None, log.read_text()
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait()
+        recorded += re.findall(r"\] (\S+): trained", log.read_text())
+    assert recorded, "the second kill came after two runs had finished"
+    # what DVC recorded before the kills: the runs printed, and any that finished in the instant before the kill,
+    # recorded in dvc.lock by their own DVC process before the runner could print them. Unless the kill landed
+    # while a DVC process was writing dvc.lock (DVC truncates it, then writes it): that leaves it empty (CI met it)
+    text = (repo / "dvc.lock").read_text()
+    locked = set(yaml.safe_load(text)["stages"]) & runs if text.strip() else set()
+    assert set(recorded) <= locked or not text.strip()
+    # the same command mends an empty dvc.lock: leave it as such a kill does, so that every run shows the mending,
+    # and every run DVC had recorded comes back from the run-cache, none trained again
+    (repo / "dvc.lock").write_text("")
+    out = sh(cmd, repo).stdout
+    assert out.startswith("dvc.lock: empty, as a DVC process killed while writing it leaves it: removed; ")
+    assert "training runs, 2 at a time" in out
+    trained = set(re.findall(r"\] (\S+): trained", out))
+    restored = set(re.findall(r"\] (\S+): restored from the run-cache", out))
+    assert trained | restored == runs and set(recorded) | locked <= restored
+    assert "Running stage 'report'" in out
+    assert status(repo) == set()
+    lock = yaml.safe_load((repo / "dvc.lock").read_text())["stages"]
+    assert set(lock) == runs | {f"serve@{row}" for row in ROWS[:3]} | {"generate", "tokenize", "plan", "report"}
+    rwlock = repo / ".dvc" / "tmp" / "rwlock"            # entries of killed processes block nothing: DVC drops
+    live = [info["pid"] for mode in (json.loads(rwlock.read_text()) if rwlock.exists() else {}).values()
+            for infos in mode.values() for info in (infos if isinstance(infos, list) else [infos])]
+    assert not [pid for pid in live if psutil.pid_exists(pid)]          # them when it next needs their paths
+    assert "Data and pipelines are up to date" in sh([*DVC, "repro"], repo).stdout
+    share = max(1, len(os.sched_getaffinity(0)) // 2)
+    records = list((repo / "data" / "runs").glob("*/*/run.json"))
+    assert len(records) == len(runs)
+    assert {json.loads(f.read_text())["threads"] for f in records} == {share}
+    assert [r["variant"] for r in report_rows(repo)][:3] == LABELS[:3]
+
+
+@pytest.mark.light
+def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, tmp_path):
+    path = tmp_path / "worker"
+    sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
+    sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], path)    # below a file: never writable
+    out = sh([sys.executable, "-m", "modern_gpt", "shard", "1/2"], path, check=False)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
+    assert out.stderr.rstrip().endswith("nothing was trained (mend it with: dvc remote modify nearby url URL)")
+    assert len(out.stderr.strip().splitlines()) == 1 and not (path / "data" / "runs").exists()
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+# Ray: a real local cluster of 2 CPUs for the test below, started and stopped with it. The test is both_cores: it
+# runs beside no other slow test, so the cluster's daemons load no other test (and `ray stop` stops only this one).
+
+RAY = str(Path(sys.executable).parent / "ray")
+
+
+REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
+
+
+def free_port() -> int:
+    """A local TCP port no process listens on (the system's pick, released at once)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    address: str
+    env: dict[str, str]        # a driver's: a home of its own, and the cluster's token where Ray looks
+
+
+@pytest.fixture
+def ray_cluster(tmp_path_factory):
+    """A cluster with token authentication on (RAY_AUTH_MODE=token) and a token of its own; neither it nor the
+    drivers read the home directory (each gets an empty one), so whatever ~/.ray holds changes nothing."""
+    home = tmp_path_factory.mktemp("ray-home")
+    token = home / "cluster-token"
+    token.write_text(secrets.token_hex(32))
+    base = {**{k: v for k, v in ENV.items() if not k.startswith("RAY_AUTH")}, "HOME": str(home),
+            "RAY_USAGE_STATS_ENABLED": "0"}
+    cluster = {**base, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    port = free_port()
+    subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
+                    "--object-store-memory=80000000", "--disable-usage-stats"], env=cluster, check=True,
+                   capture_output=True, timeout=300)
+    yield RayCluster(f"127.0.0.1:{port}", {**base, "RAY_AUTH_TOKEN_PATH": str(token)})   # RAY_AUTH_MODE unset
+    subprocess.run([RAY, "stop", "--force"], env=cluster, capture_output=True, timeout=300)
+
+
+def driver_clone(repo: Path, tmp_path: Path, name: str = "driver") -> Path:
+    """A clone of the fixture's commit with nothing recorded, as a user's driver: every run is trained or pulled."""
+    path = tmp_path / name
+    sh(["git", "clone", "-q", str(repo), str(path)], tmp_path)
+    sh(["git", "rm", "-q", "dvc.lock"], path)
+    commit(path, "no lock")
+    return path
+
+
+def trained_per_run(remote: Path) -> dict[str, int]:
+    """How many times each run was trained and pushed, from a local remote's run-cache: an entry is one set of
+    outputs of one command on one set of inputs, and every training writes other seconds into run.json."""
+    return {cmd: len(entries) for cmd, entries in run_cache_entries(remote).items() if "stages/run.py" in cmd}
+
+
+def slot_holders() -> set[int]:
+    """The processes holding a core slot now (/proc/locks: their flocks on the slot files)."""
+    folder = Path(os.environ.get("MODERN_GPT_CORES_DIR") or f"/tmp/modern-gpt-cores-{os.getuid()}")
+    inodes = {f.stat().st_ino for f in folder.glob("core-*")} if folder.exists() else set()
+    holders = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        parts = line.split()
+        if "FLOCK" in parts and "->" not in parts and int(parts[5].split(":")[-1]) in inodes:
+            holders.add(int(parts[4]))
+    return holders
+
+
+@pytest.mark.both_cores
+def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_once_through_a_killed_worker(
+        options_and_remote, ray_cluster, tmp_path):
+    """`modern-gpt repro --ray ADDRESS` on the options build's commit (10 runs of three families), on a real local
+    Ray cluster of 2 CPUs, one for both parts (starting and stopping one takes about 9 s here).
+    First what it refuses, in one line each, before any task starts: a dirty workspace, a remote it cannot write,
+    an address where no cluster listens. Then one task per run, with the default remote holding every run but four
+    (and no serve). Once a run holds its core slot, its worker's process group is killed (kill -9): Ray's retry
+    trains that run again, no process of the group survives, the four are trained and the rest pulled, and every
+    run is trained exactly once (counted from the remote's run-cache). The report then equals the build's in every
+    column but the seconds."""
+    repo = options_and_remote
+    missing = sorted(OPTION_RUNS)[::3]
+    forget(repo, tmp_path / "modern-gpt-remote", [*missing, *OPTION_SERVE, "report"])
+    nodes = tmp_path / "nodes"
+    cmd = [*REPRO, "--ray", ray_cluster.address, "--workdir", str(nodes)]
+    env = ray_cluster.env
+
+    refused = driver_clone(repo, tmp_path, "refused")   # its own clone: a refusal may have run the cheap stages
+    edit(refused / "params.yaml")
+    out = sh(cmd, refused, check=False, env=env)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("modern-gpt: error: --ray: params.yaml differ from commit ")
+    assert "which the workers check out: they would train something else" in out.stderr
+    sh(["git", "checkout", "params.yaml"], refused)
+    sh([*DVC, "remote", "modify", "nearby", "url", "/dev/null/remote"], refused)
+    out = sh(cmd, refused, check=False, env=env)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("modern-gpt: error: DVC remote 'nearby' (/dev/null/remote) cannot be written: ")
+    sh(["git", "checkout", ".dvc/config"], refused)
+    closed = f"127.0.0.1:{free_port()}"                 # a port where nothing listens
+    out = sh([*REPRO, "--ray", closed, "--workdir", str(nodes)], refused, check=False, env=env)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
+    out = sh(cmd, refused, check=False, env={**env, "RAY_AUTH_TOKEN": "not-the-clusters"})   # Ray's first choice
+    assert out.returncode == 2 and out.stderr.strip() == (
+        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token: its token "
+        "authentication is on; give the driver the cluster's token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+        "~/.ray/auth_token (docs/machines.md)"), out.stderr                                 # not Ray's warnings
+    assert not nodes.exists() and not (refused / "data" / "runs").exists()      # no task ever started
+
+    driver = driver_clone(repo, tmp_path)
+    log = tmp_path / "driver.log"
+    proc = subprocess.Popen(cmd, cwd=driver, env={**ENV, **env}, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        deadline, victim = time.time() + 300, None
+        while victim is None and proc.poll() is None and time.time() < deadline:
+            runs = [p for p in psutil.process_iter(["cmdline"]) if "stages/run.py" in " ".join(p.info["cmdline"] or [])]
+            victim = next((p for p in runs if p.pid in slot_holders()), None)
+            time.sleep(0.1)
+        assert victim is not None, log.read_text()
+        group = os.getpgid(victim.pid)
+        assert "ray" in " ".join(psutil.Process(group).cmdline()).lower()      # the group is the task's worker's
+        members = [p for p in psutil.process_iter() if _pgid(p.pid) == group]
+        os.killpg(group, signal.SIGKILL)
+        assert proc.wait(timeout=900) == 0, log.read_text()
+    finally:                                             # a failed test leaves no driver behind
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    out = log.read_text()
+    assert not [p for p in members if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]     # no orphan
+    assert sorted(re.findall(r"\] (\S+): trained \(", out)) == missing
+    assert sorted(re.findall(r"\] (\S+): pulled \(", out)) == sorted(OPTION_RUNS - set(missing))
+    assert sorted(trained_per_run(tmp_path / "modern-gpt-remote").values()) == [1] * len(OPTION_RUNS)
+    assert "Running stage 'report'" in out and not ran(out) & OPTION_RUNS          # dvc repro --pull trained nothing
+    mine, single = report_rows(driver), report_rows(repo)
+    assert [{k: v for k, v in r.items() if k != "secs"} for r in mine] == \
+        [{k: v for k, v in r.items() if k != "secs"} for r in single]
+    for name in ("val_curves.csv", "lr_sweep.csv", "metrics.json"):
+        assert (driver / "reports" / name).read_text() == (repo / "reports" / name).read_text(), name
