@@ -188,7 +188,7 @@ def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_
     assert set(epyc) == set(xeon) and {k[0] for k in epyc} == set(RERUN_SD_BY_FAMILY)
     diffs = [row_diff(k, epyc[k], xeon[k], True, 0.95, 0.4) for k in epyc]
     assert all(not d.inputs_changed for d in diffs) and len(diffs) == 11
-    assert len([d for d in diffs if d.moved > d.band]) <= 1
+    assert len([d for d in diffs if d.moved > d.rerun_band]) <= 1
     design = Design((5, 8, 12, 20), (0, 1, 2, 3, 4), 0.95, 0.4)
     ladder = [k for k in epyc if k[0] == "run"]
     for above, row in zip(ladder, ladder[1:]):

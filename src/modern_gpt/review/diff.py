@@ -39,7 +39,7 @@ class RowDiff:
     vs: Comparison | None          # here against BASE, paired by seed (None: not paired)
     delta: float | None            # here - BASE: the mean paired Δ, or the difference of the means unpaired
     moved: float                   # the largest |Δ| of one seed
-    band: float | None             # the rerun band: how far another CPU's rounding moves one run
+    rerun_band: float | None       # how far another CPU's rounding moves one run of this row
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,13 @@ class Review:
     @property
     def moved(self) -> list[RowDiff]:
         """Rows whose inputs did not change, moved further than the rerun band."""
-        return [r for r in self.rows if not r.inputs_changed and r.band is not None and r.moved > r.band]
+        return [r for r in self.rows if not r.inputs_changed and r.rerun_band is not None and r.moved > r.rerun_band]
 
     @property
     def drifted(self) -> list[RowDiff]:
         """Rows whose inputs did not change, moved within the rerun band (another CPU's rounding)."""
-        return [r for r in self.rows if not r.inputs_changed and r.moved > 0 and (r.band is None or r.moved <= r.band)]
+        return [r for r in self.rows if not r.inputs_changed and r.moved > 0
+                and (r.rerun_band is None or r.moved <= r.rerun_band)]
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -95,13 +96,13 @@ def by_row(runs: tuple[RunLine, ...]) -> dict[tuple[str, str], dict[int, RunLine
 
 
 def row_diff(key: tuple[str, str], base: dict[int, RunLine], here: dict[int, RunLine], paired: bool,
-             confidence: float, band: float) -> RowDiff:
+             confidence: float, borderline: float) -> RowDiff:
     seeds = tuple(sorted(set(base) & set(here)))
     a, b = [base[s].val_loss for s in seeds], [here[s].val_loss for s in seeds]
     first_b = here[seeds[0]]
     changed = ({(x.config_md5, x.code_md5) for x in base.values()}
                != {(x.config_md5, x.code_md5) for x in here.values()})
-    vs = compare(b, a, confidence=confidence, band=band) if paired else None
+    vs = compare(b, a, confidence=confidence, band=borderline) if paired else None
     sa, sb = summarize(a), summarize(b)
     delta = vs.effect if vs is not None else (sb.mean - sa.mean if None not in (sa.mean, sb.mean) else None)
     steps = [abs(y - x) for x, y in zip(a, b) if x is not None and y is not None and math.isfinite(y - x)]
@@ -124,7 +125,6 @@ def verdict_changes(base: Side, here: Side) -> tuple[tuple[str, str, str, str], 
 def review(base: Side, here: Side) -> Review:
     """BASE against here, row by row and seed by seed."""
     report = section(ReportConfig, here.params.get("report"), "report")     # here's rule, by the report's parser
-    confidence, band = report.confidence, report.borderline
     tokens = (base.tokens(), here.tokens())
     paired = tokens[0] is not None and tokens[0] == tokens[1]
     a, b = by_row(base.runs), by_row(here.runs)
@@ -138,8 +138,8 @@ def review(base: Side, here: Side) -> Review:
         base=base.name, here=here.name, paired=paired, tokens=tokens,
         params=params_diff(base.params, here.params), configs=tuple(configs),
         code=(codes(base), codes(here)), machines=(machines(base), machines(here)),
-        rows=tuple(row_diff(k, a[k], b[k], paired, confidence, band) for k in both),
-        verdicts=verdict_changes(base, here), one_side=tuple(x for x in one_side if x[2]), confidence=confidence)
+        rows=tuple(row_diff(k, a[k], b[k], paired, report.confidence, report.borderline) for k in both),
+        verdicts=verdict_changes(base, here), one_side=tuple(x for x in one_side if x[2]), confidence=report.confidence)
 
 
 def codes(side: Side) -> tuple[str, ...]:

@@ -85,7 +85,7 @@ def moved_lines(r: Review) -> list[str]:
     same = r.machines[0] == r.machines[1]
     cause = "the same machine on both sides: a run that is not deterministic" if same else "another CPU"
     for x in r.moved:
-        out.append(f"- {label(x)}: a seed moved {x.moved:.4f}, past the rerun band {x.band:.4f} "
+        out.append(f"- {label(x)}: a seed moved {x.moved:.4f}, past the rerun band {x.rerun_band:.4f} "
                    f"({RERUN_BAND_RUNS:g} × another CPU's typical change of one run): {cause}")
     if r.drifted:
         out.append(f"- within the rerun band ({cause}'s rounding): {', '.join(label(x) for x in r.drifted)}")
@@ -120,7 +120,7 @@ def data(r: Review) -> dict[str, Any]:
                 "inputs_changed": x.inputs_changed, "seeds": list(x.seeds), "base_val": x.base.mean,
                 "val": x.here.mean, "delta": x.delta, "ci": [vs.ci_low, vs.ci_high] if vs else None,
                 "verdict": str(vs.verdict) if vs else None, "noise_kind": vs.noise_kind if vs else None,
-                "moved": x.moved, "rerun_band": x.band}
+                "moved": x.moved, "rerun_band": x.rerun_band}
     return {"summary": summary(r), "base": r.base, "here": r.here, "paired": r.paired, "tokens": list(r.tokens),
             "params": [{"key": k, "base": a, "here": b} for k, a, b in r.params], "configs": list(r.configs),
             "code_md5": {"base": list(r.code[0]), "here": list(r.code[1])},
