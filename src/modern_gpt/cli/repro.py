@@ -183,7 +183,7 @@ def cmd_repro(args: argparse.Namespace) -> None:
     cores = usable_cores()
     if args.ray is not None:
         from .support.ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first
-        import_ray()
+        import_ray(args.ray or None)
         _, threads = parse_jobs(args.jobs, cores)
         device = TrainConfig.from_dict(params_file.load(("train",))["train"], "train").device
         run_on_ray(args.ray or None, lambda: pending(stage_graph()[1]), threads, cores, device, args.clone_from,

@@ -32,7 +32,9 @@ INSTALL = "pip install -e '.[ray]' (or pip install -r requirements.txt, which pi
 RETRIES = 3                       # Ray's retries of a task whose worker died
 
 
-def import_ray():
+def import_ray(address: str | None = None):
+    """Ray, imported with this driver's token mode set first (driver_auth: Ray reads the mode once, at import)."""
+    driver_auth(address)
     try:
         import ray
     except ImportError:
@@ -93,8 +95,8 @@ def driver_auth(address: str | None) -> None:
     cluster (writing ~/.ray/auth_token) and for `ray start --head` where that file exists, but never for a driver
     given an address: such a driver would send no token, and a cluster with authentication on refuses it. A token
     sent to a cluster without authentication is ignored, so with RAY_AUTH_MODE unset and a token where Ray looks,
-    the driver turns it on; RAY_AUTH_MODE, where set, decides (docs/machines.md). Before Ray is imported: Ray reads
-    the mode once."""
+    the driver turns it on; RAY_AUTH_MODE, where set, decides (docs/machines.md). import_ray calls it: Ray reads the
+    mode once, when it is imported."""
     if address and "RAY_AUTH_MODE" not in os.environ and has_token():
         os.environ["RAY_AUTH_MODE"] = "token"
 
@@ -192,8 +194,7 @@ def run_on_ray(address: str | None, todo, threads: int, cores: int, device: str,
     """The driver: refuse in one line what cannot work (a workspace that differs from the commit, no remote or one
     it cannot write, a cluster it cannot reach), then one task per pending run (`todo()`, read once the inputs are
     in place), one line per finished run."""
-    driver_auth(address)
-    ray = import_ray()
+    ray = import_ray(address)
     src = source(url)
     remote = default_remote()
     connect(ray, address, cores)
