@@ -14,6 +14,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from ..records.stages import LadderName
 from .cells import interval, millions, num, verdict
 from .findings import findings
 from .looks import Design
@@ -80,11 +81,11 @@ def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line:
     ], full
 
 
-def looks_paragraph(design: Design, s: Settings) -> str:
-    """The design's sentence after the rule (settle.looks on)."""
+def looks_paragraph(design: Design, s: Settings, seeds_column: bool = True) -> str:
+    """The design's sentence after the rule (settle.looks on); `seeds_column`: the table beside it has one."""
     looks = ", ".join(map(str, design.looks[:-1])) + f" and {design.cap}"
     return W.LOOKS.format(looks=looks, level=pct(design.level), confidence=pct(s.confidence), first=design.looks[0],
-                          cap=design.cap)
+                          cap=design.cap, seeds=W.LOOKS_SEEDS if seeds_column else ".")
 
 
 def ladder_sweep(ladder: Ladder, s: Settings, plot_name: str | None, uniform: float | None) -> list[str]:
@@ -168,6 +169,21 @@ def full_lines(results: Results) -> str:
                                     for size, rows in by_size(results)) + "."
 
 
+def scale_rule(results: Results) -> str:
+    """scale.md's rule at each size: the sizes' looks, level and cap where settle.looks is on (the size model: is
+    the main ladder, at the main table's), else the one-look rule at report.confidence."""
+    s = results.settings
+    design = next((x.design for x in results.ladders if x.name == LadderName.SCALE and x.design is not None), None)
+    if design is None or not design.on:
+        return f"**Rule at each size.** {rule(s.confidence)}"
+    main = results.main.design
+    text = f"**Rule at each size.** {rule(design.level)} {looks_paragraph(design, s, seeds_column=False)}"
+    if main is not None and main.on and main.looks != design.looks:
+        text += " " + W.SCALE_CAP.format(cap=design.cap, level=pct(design.level), main_cap=main.cap,
+                                         main_level=pct(main.level))
+    return text
+
+
 def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
     """scale.md's text and scale.csv's rows."""
     s = results.settings
@@ -180,7 +196,7 @@ def build_scale(results: Results) -> tuple[str, list[dict[str, Any]]]:
         tabulate(list(scale_provenance(results).items()), headers=["", ""], tablefmt="pipe", disable_numparse=True),
         "## Transfer",
         W.SCALE_MEASURE_FLOOR if floor else W.SCALE_MEASURE_RAW,
-        f"**Rule at each size.** {rule(s.confidence)}",
+        scale_rule(results),
         W.SCALE_TREND,
         *tables(found, floor),
         full_lines(results),

@@ -14,9 +14,10 @@ LOOKS = ("**Looks.** Each comparison is judged at {looks} seeds, looks fixed in 
          "not {confidence}: a repeated confidence interval, its level calibrated by simulating the whole procedure "
          "so that an effect as large as the spread is called no effect larger than the spread no more often than one "
          "look at {first} seeds and {confidence} would (docs/statistics.md, \"Settling an open verdict\"). A settled "
-         "comparison is final, judged on the seeds it had then; the seeds column says how many seeds each row's mean "
-         "and sd use, which can be more than a comparison judged (a row between two comparisons gains seeds for the "
-         "open one). The spread is re-estimated at each look from the seeds judged there.")
+         "comparison is final, judged on the seeds it had then{seeds} The spread is re-estimated at each look from "
+         "the seeds judged there.")
+LOOKS_SEEDS = ("; the seeds column says how many seeds each row's mean and sd use, which can be more than a "
+               "comparison judged (a row between two comparisons gains seeds for the open one).")
 TABLE_NOTE = (
     "Losses are mean ± sd over seeds, in nats per token on fixed validation windows; bpc is bits per character "
     "of the validation text. Δ val is the mean of the per-seed differences from the row above (negative is "
@@ -68,6 +69,10 @@ SCALE_TREND = (
     "the smallest, paired by seed: settled when it beats the spread and its interval excludes zero. Per decade of "
     "N divides that contrast, and its interval, by log₁₀ of the two sizes' N (the full model's non-embedding "
     "parameters). The middle sizes are shown, not tested.")
+SCALE_CAP = ("The sizes stop at {cap} seeds (params.yaml `settle.scale_cap`: their runs cost most), so each look's "
+             "interval there is at {level}; the size model: is the main table's ladder on its runs, judged at its own "
+             "looks up to {main_cap} seeds, at {main_level}. Each verdict names the look that settled it, so the "
+             "seeds it was judged on; the provenance lists every seed any row ran.")
 SCALE_FULL = "**The full model against the baseline, at every size:** "
 SCALE_FULL_SIZE = ("{size} Δ val {effect} (spread {spread}, {confidence} CI {interval}): {verdict}, "
                    "params {params_from} → {params_to}")
