@@ -34,9 +34,15 @@ class DyT(nn.Module):
         return self.weight * torch.tanh(self.alpha * x) + self.bias
 
 
+# each stage script's arguments as dvc.yaml's command gives them (the stages without a matrix)
+COMMANDS = {cmd.split()[1]: cmd.split()[2:] for cmd in (s.get("cmd", "") for s in
+            yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()) if cmd and "${" not in cmd}
+
+
 def stage(name: str, *args: str) -> None:
+    """stages/<name>.py run here, with `args`, or else dvc.yaml's arguments for it."""
     argv = sys.argv
-    sys.argv = [str(ROOT / "stages" / f"{name}.py"), *args]
+    sys.argv = [str(ROOT / "stages" / f"{name}.py"), *(args or COMMANDS[f"stages/{name}.py"])]
     try:
         runpy.run_path(str(ROOT / "stages" / f"{name}.py"), run_name="__main__")
     finally:

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from fakes import run_record
 from modern_gpt.records.run import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import sweep_plot, sweep_table
@@ -16,7 +17,6 @@ from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_resul
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
 from modern_gpt.training.loop import Watch, train
-from test_report import run
 
 SMOOTH = [3.0, 2.5, 2.2, 2.0, 1.9, 1.85, 1.8]
 
@@ -74,7 +74,7 @@ def swept(rows: dict[str, dict[float, list[float | None]]], curves: dict | None 
     curves = curves or {}
 
     def records(slug, m, vals):
-        return [dataclasses.replace(run(seed, v, row=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
+        return [dataclasses.replace(run_record(seed, v, row=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
                                     diverged=v is None, train=TrainConfig(warmup_iters=1, lr=0.002 * m,
                                                                              min_lr=0.0002 * m))
                 for seed, v in enumerate(vals)]
@@ -156,5 +156,5 @@ def test_no_sweep_no_section():
 
 
 def test_run_records_keep_their_step_losses_through_json():
-    record = dataclasses.replace(run(0, 1.0), losses=(3.0, 2.5))
+    record = dataclasses.replace(run_record(0, 1.0), losses=(3.0, 2.5))
     assert RunRecord.from_dict(record.to_dict()).losses == (3.0, 2.5)
