@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..config.sections import ReportConfig, section
+from ..config.sections import PARSERS
 from ..reporting.calibration import RERUN_SD, RERUN_SD_BY_FAMILY
 from ..reporting.runs_csv import RunLine
 from ..reporting.stats import Comparison, Summary, compare, pooled_sd, summarize
@@ -124,7 +124,7 @@ def verdict_changes(base: Side, here: Side) -> tuple[tuple[str, str, str, str], 
 
 def review(base: Side, here: Side) -> Review:
     """BASE against here, row by row and seed by seed."""
-    report = section(ReportConfig, here.params.get("report"), "report")     # here's rule, by the report's parser
+    report = PARSERS["report"](here.params.get("report"), "report")     # here's rule, by the one parser of report:
     tokens = (base.tokens(), here.tokens())
     paired = tokens[0] is not None and tokens[0] == tokens[1]
     a, b = by_row(base.runs), by_row(here.runs)

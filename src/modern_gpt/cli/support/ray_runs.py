@@ -77,17 +77,19 @@ def has_token() -> bool:
     RAY_AUTH_TOKEN_PATH, then ~/.ray/auth_token); a RAY_AUTH_TOKEN_PATH it cannot read is one line."""
     if os.environ.get("RAY_AUTH_TOKEN"):
         return True
-    if path := os.environ.get("RAY_AUTH_TOKEN_PATH"):
-        try:
-            return bool(Path(path).read_text().strip()) or _no_token(path, "it is empty")
-        except OSError as e:
-            return _no_token(path, e.strerror or str(e))
-    return (Path.home() / ".ray" / "auth_token").is_file()
-
-
-def _no_token(path: str, why: str) -> bool:
-    raise ConfigError(f"RAY_AUTH_TOKEN_PATH={path}: cannot read the Ray token there ({why}); point it at the "
-                      "cluster's token file, or unset it")
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if not path:
+        return (Path.home() / ".ray" / "auth_token").is_file()
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as e:
+        token, why = "", e.strerror or str(e)
+    else:
+        why = "it is empty"
+    if not token:
+        raise ConfigError(f"RAY_AUTH_TOKEN_PATH={path}: cannot read the Ray token there ({why}); point it at the "
+                          "cluster's token file, or unset it")
+    return True
 
 
 def driver_auth(address: str | None) -> None:
