@@ -1,7 +1,8 @@
-"""Stage serve@<row>: the run of seed serve.run_seed of a row, generating. A sample from the start of the validation text, the
-KV cache's size, and prefill / decode tokens per second, into data/serve/<row>.json for the report.
+"""Stage serve@<row> (and serve_beyond@<flag>): the run of seed serve.run_seed of a row, generating. A sample from
+the start of the validation text, the KV cache's size, and prefill / decode tokens per second, into
+<out>/<slug>.json for the report.
 
-Reads data/runs/<row>/<seed>/ (the weights and the record), the tokenizer and the validation tokens, and the
+Reads <runs>/<slug>/<seed>/ (the weights and the record), the tokenizer and the validation tokens, and the
 `serve` params. The tokens per second depend on the machine: the file records which.
 """
 
@@ -27,16 +28,16 @@ PARAMS = ("serve",)                # the params sections this stage reads: dvc.y
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("row", help="the row's slug: data/runs/<row>/")
-    ap.add_argument("--runs", default="data/runs")
-    ap.add_argument("--data", default="data/tokenized")
-    ap.add_argument("--out", default="data/serve")
+    ap.add_argument("slug", help="the run's slug: serves <runs>/<slug>/<serve.run_seed>/")
+    ap.add_argument("--runs", required=True, help="the folder of the training runs")
+    ap.add_argument("--data", required=True, help="the tokenized corpus: tokenizer.json, val.bin")
+    ap.add_argument("--out", required=True, help="writes <out>/<slug>.json")
     args = ap.parse_args()
     s = section(ServeConfig, params.load(PARAMS)["serve"], "serve")
     data = Path(args.data)                                     # plan checked serve.run_seed is one of seeds
-    record = serve_record(args.row, s.run_seed, load_run(Path(args.runs) / args.row / str(s.run_seed)),
+    record = serve_record(args.slug, s.run_seed, load_run(Path(args.runs) / args.slug / str(s.run_seed)),
                           load_tokenizer(read_json(data / "tokenizer.json")), load_tokens(data / "val.bin"), s)
-    write_json(Path(args.out) / f"{args.row}.json", record.to_dict())
+    write_json(Path(args.out) / f"{args.slug}.json", record.to_dict())
 
 
 if __name__ == "__main__":

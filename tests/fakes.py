@@ -1,16 +1,18 @@
-"""What the tests build by hand, defined once: a run record (run_record), the book's ladder labels (LABELS), and the
-check that an error is one line (one_line). Fixtures live in conftest.py; the trained workspaces in e2e.py; the one
+"""What the tests build by hand, defined once: a run record (run_record) and its run.json (run_json), the book's
+ladder labels (LABELS), and the check that an error is one line (one_line). Fixtures live in conftest.py; the trained workspaces in e2e.py; the one
 Markdown-table reader in md_tables.py."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from typing import Any, Callable
 
 import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
-from modern_gpt.records.run import Point, RunRecord
+from modern_gpt.records.run_record import Point, RunRecord
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
@@ -19,7 +21,7 @@ TRAIN = {"iters": 300, "batch_size": 4, "lr": 0.002, "min_lr": 0.0002, "warmup_i
 
 
 def run_record(seed: int = 0, val: float | None = 1.0, train: float | None = None, params: int = 100_000,
-               curve: list[float] | None = None, row: str = "r", *, model: dict | None = None,
+               curve: list[float] | None = None, slug: str = "r", *, model: dict | None = None,
                train_cfg: dict | None = None, **fields: Any) -> RunRecord:
     """A run record as a run writes one, at a tiny shape: val None is a diverged seed; train the training loss
     (default: val); the curve's points are evaluations 100 steps apart, its last the final val loss by default;
@@ -27,13 +29,18 @@ def run_record(seed: int = 0, val: float | None = 1.0, train: float | None = Non
     diverged = val is None
     points = curve if curve is not None else ([] if diverged else [3.0, 2.0, val])
     record = dict(
-        row=row, seed=seed, model=ModelConfig.from_dict(MODEL if model is None else model),
+        slug=slug, seed=seed, model=ModelConfig.from_dict(MODEL if model is None else model),
         train=TrainConfig.from_dict(TRAIN if train_cfg is None else train_cfg), diverged=diverged,
         steps=100 * len(points), curve=tuple(Point(iter=100 * i, train=v, val=v) for i, v in enumerate(points)),
         train_loss=None if diverged else (val if train is None else train), val_loss=val,
         val_bpc=None if diverged else val / math.log(2), params=params, params_non_embedding=params - 5000,
         secs=10.0, tokens_per_sec=1000.0, device="cpu", torch="2.0.0")
     return RunRecord(**{**record, **fields})
+
+
+def run_json(cfg: ModelConfig, slug: str = "qk_norm", seed: int = 0) -> str:
+    """A run.json as a run of model `cfg` writes it (the rest: run_record's)."""
+    return json.dumps(dataclasses.replace(run_record(seed, slug=slug), model=cfg).to_dict())
 
 
 def one_line(call: Callable[[], Any], kind: type[BaseException] = Exception) -> str:

@@ -128,7 +128,7 @@ def test_the_quick_command_warns_by_the_thresholds_of_the_pipelines_report():
 
 
 def curve_record(seed: int, train: float, val: float, curve: list[float]):
-    from modern_gpt.records.run import Point
+    from modern_gpt.records.run_record import Point
     points = tuple(Point(iter=10 * (i + 1), train=train, val=v) for i, v in enumerate(curve))
     return dataclasses.replace(run_record(seed, val), train_loss=train, curve=points)
 

@@ -134,7 +134,7 @@ def test_the_config_layer_imports_without_torch():
     import sys
     code = ("import sys; sys.modules['torch'] = None\n"
             "from modern_gpt.config import ModelConfig, TrainConfig\n"
-            "from modern_gpt.records.run import RunRecord\n"
+            "from modern_gpt.records.run_record import RunRecord\n"
             "from modern_gpt.pipeline.ladder_params import read_params\n"
             f"p = read_params({str(ROOT / 'params.yaml')!r})\n"
             "print(ModelConfig().hidden, TrainConfig().iters, p.ladder.rows[1], p.launch.nproc)")

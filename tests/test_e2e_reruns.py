@@ -47,7 +47,7 @@ EDITS = [
     ("changes/builtin.py", {"plan"}),                                 # the switches' declarations and labels
     ("changes/parallel_block.py", {"plan"}),                          # a change no row of the ladder uses
     ("config/sections.py", CORPUS | {"plan"} | SERVE | REPORT),       # the other sections' checks: no run
-    ("records/run.py", {"plan"} | RUNS | SERVE | REPORT),             # runs write records; the corpus stages no
+    ("records/run_record.py", {"plan"} | RUNS | SERVE | REPORT),             # runs write records; the corpus stages no
     ("config/params.py", CORPUS | {"plan"} | SERVE | REPORT),         # params reading: no run imports it
     ("core/files.py", CORPUS | {"plan"} | RUNS | SERVE | REPORT),     # every stage reads and writes files
     ("corpus/tokenizers.py", CORPUS | SERVE),                         # serve decodes its samples

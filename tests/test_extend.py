@@ -34,15 +34,17 @@ class DyT(nn.Module):
         return self.weight * torch.tanh(self.alpha * x) + self.bias
 
 
-# each stage script's arguments as dvc.yaml's command gives them (the stages without a matrix)
-COMMANDS = {cmd.split()[1]: cmd.split()[2:] for cmd in (s.get("cmd", "") for s in
-            yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()) if cmd and "${" not in cmd}
+# each stage script's arguments as dvc.yaml's command gives them, but a matrix's items (${item.row}, ...)
+COMMANDS: dict[str, list[str]] = {}
+for _cmd in (s.get("cmd", "") for s in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()):
+    if _cmd:
+        COMMANDS.setdefault(_cmd.split()[1], [a for a in _cmd.split()[2:] if "${" not in a])
 
 
-def stage(name: str, *args: str) -> None:
-    """stages/<name>.py run here, with `args`, or else dvc.yaml's arguments for it."""
+def stage(name: str, *items: str) -> None:
+    """stages/<name>.py run here, with a matrix stage's `items` (its row and seed) and dvc.yaml's other arguments."""
     argv = sys.argv
-    sys.argv = [str(ROOT / "stages" / f"{name}.py"), *(args or COMMANDS[f"stages/{name}.py"])]
+    sys.argv = [str(ROOT / "stages" / f"{name}.py"), *items, *COMMANDS[f"stages/{name}.py"]]
     try:
         runpy.run_path(str(ROOT / "stages" / f"{name}.py"), run_name="__main__")
     finally:

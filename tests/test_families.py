@@ -14,6 +14,8 @@ from modern_gpt.pipeline.families import (AA, BEYOND, LOO, MAIN, RERUN, SCALE, S
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+RUN_PATHS = "--configs configs --data data/tokenized --out data/runs"       # every training stage's, and settle's
+SERVE_PATHS = "--runs data/runs --data data/tokenized --out data/serve"
 
 
 def spelled(family) -> str:
@@ -29,7 +31,7 @@ def matrix(family) -> dict:
 def test_each_training_familys_stanza_is_spelled_from_its_definition(family):
     stage, slug = STAGES[family.stage], spelled(family)
     assert stage["matrix"] == matrix(family)
-    assert stage["cmd"] == f"${{launch}} stages/run.py {slug} ${{item.seed}}"
+    assert stage["cmd"] == f"${{launch}} stages/run.py {slug} ${{item.seed}} {RUN_PATHS}"
     assert stage["params"] == [{f"configs/{slug}.json": None}]
     assert stage["outs"] == [f"data/runs/{slug}/${{item.seed}}/model.pt", f"data/runs/{slug}/${{item.seed}}/run.json"]
 
@@ -38,7 +40,7 @@ def test_each_training_familys_stanza_is_spelled_from_its_definition(family):
 def test_each_serve_familys_stanza_is_spelled_from_its_definition(family):
     stage, slug = STAGES[family.stage], spelled(family)
     assert stage["matrix"] == matrix(family)
-    assert stage["cmd"] == f"python stages/serve.py {slug}"
+    assert stage["cmd"] == f"python stages/serve.py {slug} {SERVE_PATHS}"
     assert stage["outs"] == [f"data/serve/{slug}.json"]
     assert f"data/runs/{slug}/${{serve.run_seed}}" in stage["deps"]
 
@@ -52,7 +54,7 @@ def test_the_stages_that_run_the_run_script_are_the_training_families_and_serve_
 def test_the_settle_stage_trains_each_added_run_in_its_rows_folder_as_the_run_stage_does():
     do, run = STAGES[SETTLE]["do"], STAGES["run"]
     assert STAGES[SETTLE]["foreach"] == "${settle.runs}"
-    assert do["cmd"] == "${launch} stages/run.py ${item.slug} ${item.seed}"
+    assert do["cmd"] == f"${{launch}} stages/run.py ${{item.slug}} ${{item.seed}} {RUN_PATHS}"
     assert do["params"] == [{"configs/${item.slug}.json": None}]
     assert do["deps"] == run["deps"]
     assert do["outs"] == [f"data/runs/${{item.slug}}/${{item.seed}}/{f}" for f in ("model.pt", "run.json")]

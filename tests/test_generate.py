@@ -20,6 +20,7 @@ from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.config.sections import ServeConfig, section
 from modern_gpt.serving.generate import generate, serve_row, timings
+from fakes import run_json
 from test_report import ladder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +129,7 @@ def run_dir(tmp_path):
     run.mkdir(parents=True)
     torch.manual_seed(0)
     torch.save(GPT(cfg).state_dict(), run / "model.pt")
-    (run / "run.json").write_text(json.dumps({"model": cfg.to_dict()}))
+    (run / "run.json").write_text(run_json(cfg))
     data = tmp_path / "tokenized"
     data.mkdir()
     (data / "tokenizer.json").write_text(json.dumps(tok.to_dict()))
@@ -201,13 +202,23 @@ def test_sample_refuses_what_is_not_a_run_in_one_line(run_dir, capsys):
     assert main(["sample", str(run), "--data", str(data)]) == 2
     assert "model.pt: not found (a run folder holds model.pt and run.json)" in capsys.readouterr().err
     (run / "weights.pt").rename(run / "model.pt")
-    cfg = json.loads((run / "run.json").read_text())["model"]
-    (run / "run.json").write_text(json.dumps({"model": {**cfg, "n_embd": 64}}))        # weights of another shape
+    record = json.loads((run / "run.json").read_text())
+    cfg = record["model"]
+    for model, message in [({**cfg, "n_embd": 64}, "weights do not fit the config"),      # another shape
+                           ({**cfg, "window": 8}, "run.json.model: not a ModelConfig of this version")]:  # unknown key
+        (run / "run.json").write_text(json.dumps({**record, "model": model}))
+        assert main(["sample", str(run), "--data", str(data)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    # the one strict reader of a run.json (records/run_record.py): another version's record, or not JSON
+    (run / "run.json").write_text(json.dumps({k: v for k, v in record.items() if k != "losses"}))
     assert main(["sample", str(run), "--data", str(data)]) == 2
-    assert "weights do not fit the config" in capsys.readouterr().err
-    (run / "run.json").write_text(json.dumps({"model": {**cfg, "window": 8}}))         # an unknown config key
+    err = capsys.readouterr().err
+    assert "run.json: not a RunRecord of this version (keys " in err and err.count("\n") == 1, err
+    (run / "run.json").write_text("{not json")
     assert main(["sample", str(run), "--data", str(data)]) == 2
-    assert capsys.readouterr().err.count("\n") == 1
+    err = capsys.readouterr().err
+    assert "run.json: not readable JSON (" in err and err.count("\n") == 1, err
 
 
 def test_the_serving_section_shows_a_windows_saving_computed_and_from_the_tensor():

@@ -29,6 +29,7 @@ from modern_gpt.config.hf_class import hf_class  # noqa: E402
 from modern_gpt.config import ModelConfig  # noqa: E402
 from modern_gpt.serving.generate import generate  # noqa: E402
 from modern_gpt.nn import GPT  # noqa: E402
+from fakes import run_json  # noqa: E402
 
 ATOL = 1e-5
 TINY = ModelConfig(vocab_size=37, block_size=32, n_layer=2, n_head=4, n_kv_head=4, n_embd=32)
@@ -427,7 +428,7 @@ def fake_run(root, cfg: ModelConfig, tokenizer: dict, seed: int = 0):
     model = GPT(cfg)
     randomise(model, seed)
     torch.save(model.state_dict(), run / "model.pt")
-    (run / "run.json").write_text(json.dumps({"row": "qk_norm", "seed": 0, "model": cfg.to_dict()}))
+    (run / "run.json").write_text(run_json(cfg))
     (root / "data" / "tokenized").mkdir(parents=True)
     (root / "data" / "tokenized" / "tokenizer.json").write_text(json.dumps(tokenizer))
     return run, model

@@ -32,8 +32,6 @@ SAME_NAME = {                                # public module-level functions def
 
 SAME_FILE_NAME = {                           # module file names src/ uses twice (__init__.py aside), and why
     "model.py": "two layers of one thing: a model's settings (config/model.py) and its code (nn/model.py)",
-    "run.py": "records/run.py (a run's record) and training/run.py (one run) are both every run's import: a rename "
-              "changes the runs' code, so it waits for the next retrain",
 }
 
 

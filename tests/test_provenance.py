@@ -7,7 +7,7 @@ import pytest
 
 from fakes import run_record
 from modern_gpt.records.inputs import CorpusMeta
-from modern_gpt.records.run import RunRecord
+from modern_gpt.records.run_record import RunRecord
 from modern_gpt.records.stages import Floor
 from modern_gpt.reporting.provenance import code_line, provenance
 from modern_gpt.reporting.results import RowResult, ladder_results, row_result
@@ -24,7 +24,7 @@ META = CorpusMeta.from_dict({
     "val": {"tokens": 170_000, "chars": 300_000},
 })
 EPYC = "AMD EPYC (family 25, model 17; AVX512)"
-FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/records/__init__.py, src/modern_gpt/records/run.py", "src/modern_gpt/nn/model.py",
+FILES = ("src/modern_gpt/core/errors.py", "src/modern_gpt/records/__init__.py, src/modern_gpt/records/run_record.py", "src/modern_gpt/nn/model.py",
          "src/modern_gpt/training/loop.py", "stages/run.py")
 
 
@@ -32,7 +32,7 @@ def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: s
            files: tuple[str, ...] = (), device: str = "cpu", torch: str = "2.3.1", machine: str = EPYC,
            threads: int = 2, processes: int = 1) -> RunRecord:
     """fakes.run_record at this file's shape and recipe, trained TRAIN's steps on a machine of its own."""
-    return run_record(seed, val, params=200_000, row=row, model={**MODEL, **(model or {})}, train_cfg=TRAIN,
+    return run_record(seed, val, params=200_000, slug=row, model={**MODEL, **(model or {})}, train_cfg=TRAIN,
                       params_non_embedding=190_000,
                       curve=[3.0, val], steps=TRAIN["iters"], secs=12.0,
                       tokens_per_sec=3000.0, device=device, torch=torch, machine=machine, threads=threads,
@@ -41,7 +41,7 @@ def record(row: str, seed: int, val: float, *, model: dict | None = None, md5: s
 
 def rows_of(*runs_per_row: list[RunRecord]) -> list[RowResult]:
     labels = ["Step 1 baseline", "+ RMSNorm", "+ RoPE"]
-    return ladder_results([(runs[0].row, labels[i], runs) for i, runs in enumerate(runs_per_row)])
+    return ladder_results([(runs[0].slug, labels[i], runs) for i, runs in enumerate(runs_per_row)])
 
 
 def two_rows(**kw) -> list[RowResult]:

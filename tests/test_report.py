@@ -26,7 +26,7 @@ def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: S
     """Rows r0, r1, ... (seed i is index i), each against the row above, at the settings' confidence."""
     params = params or [100_000] * len(vals)
     return ladder_results(
-        [(f"r{i}", LABELS[i], [run_record(seed, v, params=p, row=f"r{i}", **kw) for seed, v in enumerate(row)])
+        [(f"r{i}", LABELS[i], [run_record(seed, v, params=p, slug=f"r{i}", **kw) for seed, v in enumerate(row)])
          for i, (row, p) in enumerate(zip(vals, params))],
         confidence=s.confidence, param_tolerance=s.param_tolerance)
 

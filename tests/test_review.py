@@ -119,7 +119,7 @@ def test_every_family_the_plan_lists_comes_once_in_the_files_order():
                 rerun=(PlannedRow("rerun_norm", "", True, None, of="norm"),), rerun_perturbation=1e-7,
                 match_params=False,
                 sweep=SweepPlan(0.002, (SweepPlanRow("qk_norm", (SweepPlanRun(4.0, "sweep_qk_norm_x4"),)),), (0,)),
-                scale=())
+                sizes=())
     got = [(family, row, size, lr, slug) for family, row, size, lr, slug, _ in planned(plan)]
     assert got == [("run", "baseline", "", 1, "baseline"), ("run", "norm", "", 1, "norm"),
                    ("run", "qk_norm", "", 1, "qk_norm"), ("sweep", "qk_norm", "", 4, "sweep_qk_norm_x4"),

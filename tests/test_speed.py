@@ -21,7 +21,7 @@ from e2e import code_copy
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.core.files import token_bytes
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
-from modern_gpt.records.run import RunRecord
+from modern_gpt.records.run_record import RunRecord
 from modern_gpt.corpus.reading import split_text
 from modern_gpt.corpus.tokenizers import SymbolTokenizer
 from modern_gpt.nn import GPT
@@ -157,7 +157,7 @@ COMPILED_RUN = textwrap.dedent("""
     from modern_gpt.corpus.reading import split_text
     from modern_gpt.corpus.tokenizers import SymbolTokenizer
     from modern_gpt.config import TrainConfig
-    from modern_gpt.training.run import run
+    from modern_gpt.training.single import run
     text = toy_text(3000)
     tok = SymbolTokenizer.fit({"kind": "char"}, text)
     train_data, val_data = (torch.tensor(tok.encode(p)) for p in split_text(text, 0.1))

@@ -172,17 +172,12 @@ def test_each_stage_script_runs_its_own_checkouts_src(tmp_path):
         assert "the copy" not in out.stderr, script.name              # the installed package, not the copy
 
 
-# Their paths move to the command line with the next retrain: stages/run.py is every run's import, and a serve stage
-# measures speeds, so a new command for either reruns what it makes (and the serve records' speeds would change).
-PATHS_LATER = {*(f.stage for f in TRAINING), "settle", "serve", "serve_beyond"}
-
-
-@pytest.mark.parametrize("name", [n for n in STAGES if n not in PATHS_LATER])
+@pytest.mark.parametrize("name", list(STAGES))
 def test_every_path_a_stage_reads_or_writes_is_an_argument_on_its_command_line(name):
     """Each data dep and each out lies under a path dvc.yaml's command gives the script (a dep named by a param,
     such as ${data.corpus}, comes from params.yaml), and the script writes no such path itself: every path
     argument is required, and no string in it names a folder of the pipeline."""
-    stage = STAGES[name]
+    stage = STAGES[name].get("do", STAGES[name])           # settle: a foreach stage's `do`
     args = stage["cmd"].split()[2:]
     data = [d for d in stage.get("deps", []) if not d.startswith(("stages/", "src/", "${"))]
     outs = [next(iter(o)) if isinstance(o, dict) else o for o in stage.get("outs", []) + stage.get("metrics", [])]
@@ -206,4 +201,4 @@ def test_the_report_stages_outs_are_the_report_files_named_once_in_reporting_out
 
 
 def test_dvc_yaml_stays_readable_at_a_glance():
-    assert len((ROOT / "dvc.yaml").read_text().splitlines()) <= 180     # 170 before the settle stage (8 lines)
+    assert len((ROOT / "dvc.yaml").read_text().splitlines()) <= 185     # 170; +8 the settle stage, +3 paths wrapped

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from fakes import run_record
-from modern_gpt.records.run import RunRecord
+from modern_gpt.records.run_record import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import sweep_plot, sweep_table
 from modern_gpt.reporting.pages import build_main
@@ -74,7 +74,7 @@ def swept(rows: dict[str, dict[float, list[float | None]]], curves: dict | None 
     curves = curves or {}
 
     def records(slug, m, vals):
-        return [dataclasses.replace(run_record(seed, v, row=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
+        return [dataclasses.replace(run_record(seed, v, slug=slug), losses=tuple(curves.get((slug, m, seed), SMOOTH)),
                                     diverged=v is None, train=TrainConfig(warmup_iters=1, lr=0.002 * m,
                                                                              min_lr=0.0002 * m))
                 for seed, v in enumerate(vals)]

@@ -10,14 +10,14 @@ import torch
 import modern_gpt.training.loop as train_module
 from conftest import score, tiny_rows
 from modern_gpt.core.errors import ConfigError, DataError
-from modern_gpt.records.run import RunRecord
+from modern_gpt.records.run_record import RunRecord
 from modern_gpt.corpus.reading import split_text
 from modern_gpt.nn import GPT
 from modern_gpt.training.batches import fixed_windows, get_batch
 from modern_gpt.config import TrainConfig
 from modern_gpt.training.loop import get_lr, perturb, train
 from modern_gpt.training.batched import train_seeds
-from modern_gpt.training.run import machine, run
+from modern_gpt.training.single import machine, run
 import torch.nn.functional as F
 
 FAST = TrainConfig(iters=60, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_iters=6, eval_interval=20, eval_iters=2)
@@ -102,8 +102,15 @@ def test_the_run_record_is_small_json_and_round_trips(toy):
     assert back["model"] == row.config.to_dict() and back["train"] == FAST.to_dict()
     assert back["machine"] == machine("cpu") and back["machine"].endswith(")") and "(" in back["machine"]
     assert back["threads"] == torch.get_num_threads() and back["python"].count(".") == 2
-    with pytest.raises(DataError, match="run.json: not a run record of this version"):
-        RunRecord.from_dict({k: v for k, v in back.items() if k != "val_loss"}, "run.json")
+    # the one strict reader (records/typed.build): a key missing, a defaulted one too, or a point of the curve that
+    # is not a number, is another version's file
+    for key in ("val_loss", "losses"):
+        with pytest.raises(DataError, match=r"^run.json: not a RunRecord of this version \(keys .*rerun it"):
+            RunRecord.from_dict({k: v for k, v in back.items() if k != key}, "run.json")
+    bad = {**back, "curve": [*back["curve"][:-1], {**back["curve"][-1], "val": "1.2"}]}
+    n = len(back["curve"]) - 1
+    with pytest.raises(DataError, match=rf"^run.json.curve\[{n}\].val='1.2': not a number; rerun it"):
+        RunRecord.from_dict(bad, "run.json")
 
 
 def test_reported_losses_come_from_the_trained_weights(toy):

@@ -80,7 +80,7 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
     as one batched model (training.batched), the same numbers to rounding."""
     from ..reporting.results import row_result
     from ..training.batched import run_seeds
-    from ..training.run import run
+    from ..training.single import run
     results: list[RowResult] = []
     given = parse(project_params()).train if any(row.train for row in rows) else None    # read once, not per row
     for row in rows:

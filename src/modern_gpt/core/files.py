@@ -39,6 +39,8 @@ def read_json(path: str | Path) -> Any:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DataError(f"{path}: missing (run the stage that writes it: dvc repro)") from None
+    except ValueError as e:                             # not JSON, or not UTF-8 text
+        raise DataError(f"{path}: not readable JSON ({e})") from None
 
 
 def token_bytes(ids: Iterable[int]) -> bytes:

@@ -1,14 +1,15 @@
-"""A trained model back from its run folder (data/runs/<row>/<seed>/: model.pt and run.json)."""
+"""A trained model back from its run folder (data/runs/<slug>/<seed>/: model.pt and run.json)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
 
 from ..config import ModelConfig
 from ..core.errors import DataError
+from ..core.files import read_json
+from ..records.run_record import RunRecord
 from .model import GPT
 
 
@@ -23,19 +24,13 @@ def load_into(cfg: ModelConfig, sd: dict[str, torch.Tensor], dtype: torch.dtype)
 
 
 def load_run(run_dir: str | Path) -> GPT:
-    """The trained model of a pipeline run folder (data/runs/<row>/<seed>/: model.pt + run.json)."""
+    """The trained model of a pipeline run folder (data/runs/<slug>/<seed>/: model.pt + run.json)."""
     run_dir = Path(run_dir)
     record_path, weights = run_dir / "run.json", run_dir / "model.pt"
     for p in (record_path, weights):
         if not p.is_file():
             raise DataError(f"{p}: not found (a run folder holds model.pt and run.json)")
-    try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise DataError(f"{record_path}: not readable JSON ({e})") from None
-    if not isinstance(record, dict) or "model" not in record:
-        raise DataError(f"{record_path}: no 'model' key (the run's ModelConfig)")
-    cfg = ModelConfig.from_dict(record["model"], where=f"{record_path}: model")
+    cfg = RunRecord.from_dict(read_json(record_path), str(record_path)).model     # the one strict reader
     try:
         sd = torch.load(weights, map_location="cpu", weights_only=True)
     except Exception as e:                              # noqa: BLE001 - any unreadable file is one line

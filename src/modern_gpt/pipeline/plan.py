@@ -103,7 +103,7 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         leave_one_out=tuple(entry(r) for r in loo),
         rerun=tuple(entry(r, slug=RERUN.slug(row=r.slug), of=r.slug) for r in rerun),
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
-        sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), scale=tuple(s.size for s in at_sizes),
+        sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), sizes=tuple(s.size for s in at_sizes),
         looks=tuple(p.settle.looks) if p.settle.on else (), scale_cap=p.settle.scale_cap,
         added=added_seeds(p, caps),
     )

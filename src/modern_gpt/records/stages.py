@@ -1,4 +1,4 @@
-"""The records that cross a stage boundary that no run reads (a run's own: records/run.py and records/inputs.py):
+"""The records that cross a stage boundary that no run reads (a run's own: records/run_record.py and records/inputs.py):
 the plan, a served row and the generated corpus's floor.
 
 `Plan` is configs/plan.json (the plan stage writes it, the report reads it); `ServeRecord` is data/serve/<row>.json
@@ -106,7 +106,7 @@ class Plan:
     rerun_perturbation: float
     match_params: bool
     sweep: SweepPlan
-    scale: tuple[Size, ...]                  # the sizes, smallest N first, the default's among them; () when off
+    sizes: tuple[Size, ...]                  # the sizes, smallest N first, the default's among them; () when off
     looks: tuple[int, ...] = ()              # settle.looks: the seed counts each comparison is judged at; () off
     scale_cap: int | None = None             # the scale ladders' last look (None: the last of looks)
     added: tuple[AddedSeeds, ...] = ()       # rows with seeds past the base ones, settle.runs
@@ -168,7 +168,7 @@ class ServeRecord:
     decode_tokens_per_sec: float
     new_tokens: int
     sample_text: str
-    machine: str                      # what timed it (training.run.machine)
+    machine: str                      # what timed it (training.single.machine)
     device: str
     threads: int
     torch: str

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..config.sections import seed_order
 from ..core.files import read_json
-from ..records.run import RunRecord
+from ..records.run_record import RunRecord
 from ..records.inputs import CorpusMeta
 from ..records.stages import Floor, LadderPlan, Plan, ServeRecord, SweepPlan
 from .provenance import provenance
@@ -88,7 +88,7 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
                    design=designs[i])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
-                   uniform=math.log(meta.vocab_size), sizes=plan.scale)
+                   uniform=math.log(meta.vocab_size), sizes=plan.sizes)
 
 
 def design(plan: Plan, scale: bool, confidence: float, band: float) -> Design:
@@ -106,7 +106,7 @@ def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow],
     its sweep's cells off train.lr), its sweep rows (`sweep`; pairs at the best rates are read from the
     `whole_sweep`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows
     are not served)."""
-    cells = [row_result(c.runs[0].row, f"{r.row.label} at lr {c.lr:g}", c.runs)
+    cells = [row_result(c.runs[0].slug, f"{r.row.label} at lr {c.lr:g}", c.runs)
              for r in sweep for c in r.cells if not c.main]
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])

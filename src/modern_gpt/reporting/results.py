@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..config.sections import BAND, CONFIDENCE
-from ..records.run import RunRecord
+from ..records.run_record import RunRecord
 from ..records.stages import LadderName, ServeRecord, Size
 from .looks import Design, Look, judge_looks
 from .settings import Settings

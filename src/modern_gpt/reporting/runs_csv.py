@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..core.errors import DataError
-from ..records.run import RunRecord
+from ..records.run_record import RunRecord
 from ..records.stages import Plan
 
 # The families, as dvc.yaml names their stages (pipeline/families.py), in the file's order.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..records.run import RunRecord
+from ..records.run_record import RunRecord
 from .results import RowResult, SweepCell, SweepPair, SweepRow
 from .stats import Comparison, compare, pooled_sd, summarize
 

@@ -143,7 +143,7 @@ def serve_record(slug: str, seed: int, model: GPT, tokenizer, val_tokens: torch.
     of the validation text, with the texts decoded and the machine that timed it."""
     import platform
 
-    from ..training.run import machine
+    from ..training.single import machine
     prompt = val_tokens[:s.prompt_tokens].tolist()
     row = serve_row(model, prompt, s)
     return ServeRecord(slug=slug, seed=seed, settings=s, prompt=tuple(prompt), prompt_text=tokenizer.decode(prompt),

@@ -17,13 +17,13 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
-from ..records.run import RunRecord
+from ..records.run_record import RunRecord
 from ..nn import GPT
 from .batches import check_length
 from .distributed import ranks
 from .evaluate import autocast
 from .loop import Trained, fit, init, make_optimizer, resolve_device
-from .run import record
+from .single import record
 
 # vmap runs scaled_dot_product_attention one seed at a time (it has no batching rule yet) and says so
 # at every call: measured, and in the README, so not repeated to the user
@@ -129,13 +129,13 @@ def train_seeds(model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torc
                label=label, progress=progress)
 
 
-def run_seeds(row: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor,
+def run_seeds(slug: str, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: torch.Tensor,
               val_data: torch.Tensor, seeds: list[int], *, val_chars: int, label: str | None = None,
               progress: bool = True) -> list[tuple[GPT, RunRecord]]:
-    """training.run.run() for several seeds trained as one batched model: the same records, to rounding. The quick
+    """training.single.run() for several seeds trained as one batched model: the same records, to rounding. The quick
     command's (--batch-seeds); the pipeline's run stage trains one seed per run and never imports this file."""
     t0 = time.perf_counter()
-    done = train_seeds(model_cfg, train_cfg, train_data, val_data, seeds, label=label or row, progress=progress)
+    done = train_seeds(model_cfg, train_cfg, train_data, val_data, seeds, label=label or slug, progress=progress)
     secs = (time.perf_counter() - t0) / len(seeds)       # each seed's share of the wall clock
-    return [(model, record(row, seed, model_cfg, train_cfg, model, trained, len(val_data), val_chars, secs))
+    return [(model, record(slug, seed, model_cfg, train_cfg, model, trained, len(val_data), val_chars, secs))
             for seed, (model, trained) in zip(seeds, done)]

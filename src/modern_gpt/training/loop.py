@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from ..config import ModelConfig, TrainConfig
 from ..core.errors import ConfigError
-from ..records.run import Point
+from ..records.run_record import Point
 from ..nn import GPT
 from .batches import check_length, fixed_windows, get_batch
 from .distributed import Ranks, global_mean, process_group, wrap
@@ -200,7 +200,7 @@ class One:
 
 @dataclass(frozen=True)
 class Trained:
-    """What the loop measured; evaluation of the final weights is training.run's job."""
+    """What the loop measured; evaluation of the final weights is training.single's job."""
     diverged: bool                 # Watch stopped the run: a non-finite loss, or 10% above uniform past warm-up
     steps: int
     curve: tuple[Point, ...]

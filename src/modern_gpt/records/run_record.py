@@ -1,6 +1,7 @@
 """The run record: what one training run (one row, one seed) leaves behind, typed in one place.
 
-Training writes it (data/runs/<row>/<seed>/run.json), the report and the quick command read it.
+Training writes it (data/runs/<slug>/<seed>/run.json); the report and the serve stage read it,
+each through `RunRecord.from_dict` (records/typed.py's strict `build`: every field, its type and its config checked).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import ModelConfig, TrainConfig
-from ..core.errors import ConfigError, DataError
+from .typed import build
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Point:
 
 @dataclass(frozen=True)
 class RunRecord:
-    row: str                          # the row's slug: 'baseline', 'norm', 'loo_pos', ...
+    slug: str                         # the run's slug (its config and folder): 'baseline', 'loo_pos', 'sweep_qk_norm_x4'
     seed: int
     model: ModelConfig                # the resolved model config the run trained
     train: TrainConfig                # the training config
@@ -55,16 +56,6 @@ class RunRecord:
         return {**dataclasses.asdict(self), "model": self.model.to_dict()}    # its changes as keys of their own
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "run record") -> "RunRecord":
-        names = [f.name for f in dataclasses.fields(cls)]
-        required = [f.name for f in dataclasses.fields(cls)
-                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-        if not isinstance(d, dict) or set(required) - set(d) or set(d) - set(names):
-            got = sorted(d) if isinstance(d, dict) else type(d).__name__
-            raise DataError(f"{where}: not a run record of this version (keys {got}); rerun it: dvc repro")
-        try:
-            model, train = ModelConfig.from_dict(d["model"]), TrainConfig.from_dict(d["train"])
-        except ConfigError as e:
-            raise DataError(f"{where}: {e}; rerun it: dvc repro") from None
-        return cls(**{**d, "model": model, "train": train, "curve": tuple(Point(**p) for p in d["curve"]),
-                      "code_files": tuple(d.get("code_files", ())), "losses": tuple(d.get("losses", ()))})
+    def from_dict(cls, d: Any, where: str = "run record") -> "RunRecord":
+        """A run.json of this version, every field checked (typed.build): another version's is a one-line DataError."""
+        return build(cls, d, where)
