@@ -14,7 +14,9 @@ from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import sweep_plot, sweep_table
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_results
+from modern_gpt.reporting.looks import Design
 from modern_gpt.reporting.settings import Settings
+from modern_gpt.reporting.settling import Asked, asked_seeds
 from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
 from modern_gpt.training.loop import Watch, train
 
@@ -68,6 +70,9 @@ def test_a_huge_learning_rate_diverges_and_the_run_records_every_step_loss():
     assert trained.diverged and trained.steps < 30 and len(trained.losses) == trained.steps
 
 
+ONE_LOOK = Design((3,), (0, 1, 2), 0.95, 0.25)         # settle off: the grid judged once, on its 3 seeds
+
+
 def swept(rows: dict[str, dict[float, list[float | None]]], curves: dict | None = None,
           threshold: float = 0.5) -> tuple[list, list[SweepRow]]:
     """A two-row ladder (r0, r1) and its sweep: {row: {multiple: per-seed val}}; multiple 1 is the ladder's."""
@@ -81,8 +86,9 @@ def swept(rows: dict[str, dict[float, list[float | None]]], curves: dict | None 
 
     ladder = ladder_results([(slug, label, records(slug, 1.0, rows[slug][1.0]))
                              for slug, label in (("r0", "+ GQA"), ("r1", "+ QK-norm"))])
-    sweep = [SweepRow(r, tuple(sweep_cell(m, 0.002 * m, r.runs if m == 1.0 else records(r.slug, m, vals),
-                                          threshold) for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
+    sweep = [SweepRow(r, tuple(sweep_cell(r.slug if m == 1.0 else f"sweep_{r.slug}_x{m:g}", m, 0.002 * m,
+                                          r.runs if m == 1.0 else records(r.slug, m, vals), threshold)
+                               for m, vals in sorted(rows[r.slug].items()))) for r in ladder]
     return ladder, sweep
 
 
@@ -98,13 +104,38 @@ def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
     # at train.lr r1 is no better than r0; at their best rates (r0 at x1, r1 at x4) it clearly is
     ladder, sweep = swept({"r0": {1.0: [1.000, 1.010, 1.005], 4.0: [1.100, 1.110, 1.105]},
                            "r1": {1.0: [1.004, 1.006, 1.008], 4.0: [0.900, 0.905, 0.910]}})
-    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band=0.25)
+    [pair] = sweep_pairs(sweep, ladder, ONE_LOOK)
     assert pair.main.verdict in ("noise", "borderline") and pair.vs.verdict == "better"
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert "## Learning rate" in text and "![validation loss against learning rate" in text
     assert "**+ QK-norm at lr 0.008 against + GQA at lr 0.002** (each at its best rate)" in text
     assert "The verdict changes: at lr 0.002 for both it was" in text
     assert "chosen on the seeds that judge it" in text
+
+
+def test_at_the_grids_looks_the_best_rates_stay_the_first_looks_and_later_seeds_settle_the_pair():
+    """Open at the grid's 3 seeds, the pair at the best rates (r0 at x1, r1 at x4) is judged again on the seeds
+    settle added to those two cells (the table and the best rates stay on the first 3), and settles at 5; the open
+    pair asks for the two best-rate runs' next seeds, and the report says where it settled."""
+    ladder, sweep = swept({"r0": {1.0: [1.00, 1.03, 1.00], 4.0: [1.10, 1.11, 1.12]},
+                           "r1": {1.0: [1.02, 1.03, 1.04], 4.0: [0.99, 1.00, 0.96]}})
+    design = Design((3, 5), (0, 1, 2, 3, 4), 0.95, 0.25)
+    [first] = sweep_pairs(sweep, ladder, design)
+    assert not first.look.settled and first.look.next == 5 and first.look.seeds == (0, 1, 2)
+    assert asked_seeds([Asked("grid", first.look, ("r0", "sweep_r1_x4"))], {"r0": 3, "sweep_r1_x4": 3}) == {
+        "r0": (3, 4), "sweep_r1_x4": (3, 4)}
+    later = {"r0": [dataclasses.replace(run_record(s, v, slug="r0")) for s, v in ((3, 1.01), (4, 1.02))],
+             "r1": [dataclasses.replace(run_record(s, v, slug="sweep_r1_x4")) for s, v in ((3, 0.97), (4, 0.98))]}
+    grown = [SweepRow(r.row, tuple(dataclasses.replace(c, later=tuple(later[r.row.slug])) if c is r.best else c
+                                   for c in r.cells)) for r in sweep]
+    assert [r.best.multiple for r in grown] == [1.0, 4.0]
+    [pair] = sweep_pairs(grown, ladder, design)
+    assert pair.look.settled and pair.look.seeds == (0, 1, 2, 3, 4) and pair.vs.verdict == "better"
+    assert pair.vs.confidence == design.level and pair.vs.n_pairs == 5
+    text = build_main(Results([Ladder("main", ladder, sweep=grown, pairs=[pair])], Settings(), uniform=3.9)).markdown
+    assert "**+ QK-norm at lr 0.008 against + GQA at lr 0.002** (each at its best rate)" in text
+    assert ": **better**, settled at 5 seeds." in text and "fixed there" in text
+    assert "1.0100 ± 0.0173" in text                      # r0's cell at x1: its mean on the first 3 seeds alone
 
 
 def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_claim_is_judged():
@@ -115,7 +146,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
     hot = sweep[0].cells[1]
     assert hot.spikes == (1, 0, 1) and hot.seeds_spiked == 2 and hot.val.n_diverged == 1 and hot.unstable
     assert not sweep[1].cells[1].unstable
-    [pair] = sweep_pairs(sweep, ladder, confidence=0.95, band=0.25)
+    [pair] = sweep_pairs(sweep, ladder, ONE_LOOK)
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert ("At lr 0.016 (×8), + GQA: spikes in 2/3 seeds (2 in all), diverged 1/3; + QK-norm: spikes in 0/3 seeds "
             "(0 in all), diverged 0/3. + QK-norm removed that instability.") in text
@@ -131,7 +162,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
 def test_a_stable_sweep_says_it_does_not_test_the_claim():
     ladder, sweep = swept({"r0": {1.0: [1.00, 1.01, 1.02], 2.0: [1.0, 1.0, 1.0]},
                            "r1": {1.0: [0.99, 1.00, 1.01], 2.0: [0.99, 0.99, 0.99]}})
-    pairs = sweep_pairs(sweep, ladder, confidence=0.95, band=0.25)
+    pairs = sweep_pairs(sweep, ladder, ONE_LOOK)
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=pairs)], Settings())).markdown
     assert "+ GQA neither spiked nor diverged at any rate of the grid, so the grid does not test" in text
 

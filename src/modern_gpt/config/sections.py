@@ -327,17 +327,6 @@ class SettleConfig:
         return {slug: sorted(seeds) for slug, seeds in out.items()}
 
 
-def seed_order(seeds: list[int] | tuple[int, ...], taken: list[int] | tuple[int, ...], count: int) -> tuple[int, ...]:
-    """The first `count` seeds in the order the looks take them: seeds:, then the smallest integers in neither seeds:
-    nor `taken` (the A/A copy's seeds, whose runs share the baseline's folder)."""
-    out, used, k = list(seeds[:count]), set(seeds) | set(taken), 0
-    while len(out) < count:
-        if k not in used:
-            out.append(k)
-        k += 1
-    return tuple(out)
-
-
 TORCHRUN = (["torchrun"], ["python", "-m", "torch.distributed.run"], ["python3", "-m", "torch.distributed.run"])
 
 

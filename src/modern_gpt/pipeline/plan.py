@@ -7,8 +7,9 @@ into the plan file, which no run depends on, so rewording a label retrains nothi
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
-from ..config.sections import seed_order
+from ..config.seeds import grid_looks, grid_seed_order, seed_order
 from ..config.validate import check_split_sizes
 from ..core.errors import ConfigError
 from ..records.inputs import CorpusMeta, RowConfig
@@ -38,26 +39,50 @@ def sweep_runs(p: Params, covered: list[Row]) -> tuple[list[SweepPlanRow], dict[
     return sweep, configs
 
 
-def added_seeds(p: Params, caps: dict[str, int]) -> tuple[AddedSeeds, ...]:
-    """settle.runs, checked against the ladders' rows (`caps`: each row's slug → its last look): each run's row is
-    one a ladder judges, and a row's added seeds are the seed order's next ones up to a look, at most its cap."""
+@dataclass(frozen=True)
+class Looks:
+    """How a run slug's seeds grow under settle: its base seeds, the order its looks take, and those looks (the
+    last its cap)."""
+    base: tuple[int, ...]
+    order: tuple[int, ...]
+    looks: tuple[int, ...]
+
+
+def added_seeds(p: Params, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]:
+    """settle.runs, checked against the slugs the looks judge (`looks_of`: a ladder row's, a grid run's): each run's
+    slug is one of them, and its added seeds are its seed order's next ones up to one of its looks."""
     out = []
     for slug, seeds in p.settle.added().items():
-        if slug not in caps:
-            raise ConfigError(f"settle.runs: {slug}-{seeds[0]}: {slug} is no row of a ladder planned now "
-                              f"({', '.join(caps)}); remove its runs, or switch its ladder on again")
-        base = len(p.seeds)
-        n = base + len(seeds)
-        order = seed_order(p.seeds, p.ablation.aa_seeds, n)
-        looks = [k for k in p.settle.looks if k <= caps[slug]]
-        if n > caps[slug]:
-            raise ConfigError(f"settle.runs: {slug} has {n} seeds, past its cap of {caps[slug]} (settle.looks, "
+        if slug not in looks_of:
+            raise ConfigError(f"settle.runs: {slug}-{seeds[0]}: {slug} is no row of a ladder planned now, nor a run "
+                              f"of its learning-rate grid ({', '.join(looks_of)}); remove its runs, or switch its "
+                              "ladder on again")
+        lk = looks_of[slug]
+        base, n = len(lk.base), len(lk.base) + len(seeds)
+        if n > lk.looks[-1]:
+            raise ConfigError(f"settle.runs: {slug} has {n} seeds, past its cap of {lk.looks[-1]} (settle.looks, "
                               "settle.scale_cap); remove the runs past it")
-        if tuple(seeds) != order[base:] or n not in looks:
+        if tuple(seeds) != lk.order[base:n] or n not in lk.looks:
             raise ConfigError(f"settle.runs: {slug}'s seeds {seeds} are not the seed order's next ones up to a look "
-                              f"({list(order[base:])} would give {n}; looks {looks}): modern-gpt settle writes them")
+                              f"({list(lk.order[base:n])} would give {n}; looks {list(lk.looks)}): modern-gpt settle "
+                              "writes them")
         out.append(AddedSeeds(slug, tuple(seeds)))
     return tuple(out)
+
+
+def looks_of(p: Params, rows: list[Row], sized: list[Row], grid: list[SweepPlanRow]) -> dict[str, Looks]:
+    """Each slug settle may add seeds to, and how: the ladders' rows (`rows`; a scale ladder's, `sized`, up to
+    settle.scale_cap) and the learning-rate grid's runs (from sweep.seeds, then the looks past its count)."""
+    looks = tuple(p.settle.looks) if p.settle.on else (len(p.seeds),)
+    cap = looks[-1]
+    order = seed_order(p.seeds, p.ablation.aa_seeds, cap)
+    scaled = tuple(k for k in looks if k <= (p.settle.scale_cap or cap))
+    at_grid = grid_looks(p.settle.looks if p.settle.on else (), len(p.sweep.seeds))
+    grid_order = grid_seed_order(p.sweep.seeds, p.seeds, p.ablation.aa_seeds, at_grid[-1])
+    out = {r.slug: Looks(tuple(p.seeds), order, looks) for r in rows}
+    out |= {r.slug: Looks(tuple(p.seeds), order[:scaled[-1]], scaled) for r in sized}
+    out |= {x.slug: Looks(tuple(p.sweep.seeds), grid_order, at_grid) for g in grid for x in g.runs}
+    return out
 
 
 def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
@@ -86,10 +111,6 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     sweep, sweep_configs = sweep_runs(p, [r for r in rows + beyond[1:] if r.slug in p.sweep.rows])
     configs |= sweep_configs
 
-    cap = p.settle.looks[-1] if p.settle.on else len(p.seeds)
-    caps = {r.slug: cap for r in rows + beyond[1:]}
-    caps |= {r.slug: p.settle.scale_cap or cap for at, _ in others for r in at}
-
     def entry(r: Row, **changes) -> PlannedRow:
         return dataclasses.replace(PlannedRow(r.slug, r.label, r.changed, hf_name(r.config)), **changes)
 
@@ -105,5 +126,5 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
         sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), sizes=tuple(s.size for s in at_sizes),
         looks=tuple(p.settle.looks) if p.settle.on else (), scale_cap=p.settle.scale_cap,
-        added=added_seeds(p, caps),
+        added=added_seeds(p, looks_of(p, rows + beyond[1:], [r for at, _ in others for r in at], sweep)),
     )

@@ -90,7 +90,8 @@ class SweepPlan:
 
 @dataclass(frozen=True)
 class AddedSeeds:
-    """The seeds `modern-gpt settle` added to one row (params.yaml settle.runs), past the base seeds."""
+    """The seeds `modern-gpt settle` added to one run slug (params.yaml settle.runs), past its base seeds: a ladder
+    row's, or a learning-rate grid run's (its base: sweep.seeds)."""
     slug: str
     seeds: tuple[int, ...]
 
@@ -125,8 +126,10 @@ class Plan:
         return next((x for x in self.ladders if x.name == name), None)
 
     def seeds_of(self, slug: str) -> tuple[int, ...]:
-        """The seeds a ladder row ran: the base seeds, then those settle added to it."""
-        return self.seeds + next((a.seeds for a in self.added if a.slug == slug), ())
+        """The seeds a run slug ran: the base seeds (a grid run's: sweep.seeds), then those settle added to it."""
+        grid = {x.slug for g in self.sweep.rows for x in g.runs}
+        base = self.sweep.seeds if slug in grid else self.seeds
+        return base + next((a.seeds for a in self.added if a.slug == slug), ())
 
 
 # ----------------------------------------------------------------------------------------------- the floor

@@ -9,11 +9,11 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config.sections import seed_order
+from ..config.seeds import grid_looks, grid_seed_order, seed_order
 from ..core.files import read_json
 from ..records.run_record import RunRecord
 from ..records.inputs import CorpusMeta
-from ..records.stages import Floor, LadderPlan, Plan, ServeRecord, SweepPlan
+from ..records.stages import Floor, LadderPlan, Plan, ServeRecord
 from .provenance import provenance
 from .looks import Design
 from .results import Ladder, Rerun, Results, RowResult, SweepRow, ladder_results, row_result
@@ -79,12 +79,13 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
         reruns.append(Rerun(original, row_result(r.slug, r.label, records(r.slug, seeds), ref, **rule)))
     # a sweep row belongs to the first ladder holding its row (the second ladder's row 0 is the main's last)
     owner = {r.slug: i for i in reversed(range(len(judged))) for r in judged[i]}
-    sweep = sweep_rows(plan.sweep, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
+    grid = grid_design(plan, s.confidence, s.borderline)
+    sweep = sweep_rows(plan, grid, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
                        s.spike_threshold)
     extras = [*([aa] if aa else []), *loo, *(x.again for x in reruns)]
     ladders = [dataclasses.replace(
                    collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
-                                  floor, plan, s, extras if i == 0 else []),
+                                  floor, plan, s, grid, extras if i == 0 else []),
                    design=designs[i])
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
@@ -99,8 +100,14 @@ def design(plan: Plan, scale: bool, confidence: float, band: float) -> Design:
     return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band)
 
 
+def grid_design(plan: Plan, confidence: float, band: float) -> Design:
+    """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: that one look)."""
+    looks = grid_looks(plan.looks, len(plan.sweep.seeds))
+    return Design(looks, grid_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, looks[-1]), confidence, band)
+
+
 def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],
-                   served: Served, meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings,
+                   served: Served, meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings, grid: Design,
                    extras: list[RowResult]) -> Ladder:
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
     its sweep's cells off train.lr), its sweep rows (`sweep`; pairs at the best rates are read from the
@@ -111,19 +118,22 @@ def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow],
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])
     return Ladder(lp.name, rows, info, sweep=sweep,
-                  pairs=sweep_pairs(whole_sweep, rows, confidence=s.confidence, band=s.borderline),
+                  pairs=sweep_pairs(whole_sweep, rows, grid),
                   serve=[served(r.slug) for r in lp.rows] if lp.size is None else [], size=lp.size)
 
 
-def sweep_rows(sweep: SweepPlan, by_slug: dict[str, RowResult], records: Records,
+def sweep_rows(plan: Plan, grid: Design, by_slug: dict[str, RowResult], records: Records,
                spike_threshold: float) -> list[SweepRow]:
-    """The learning-rate grid, on its own seeds: its cells at train.lr are the main table's runs."""
+    """The learning-rate grid, on its own seeds: its cells at train.lr are the main table's runs. Each cell also
+    holds its runs past sweep.seeds that the grid's looks take (the row's own, or those settle added)."""
     out = []
-    seeds = list(sweep.seeds)
+    sweep, seeds = plan.sweep, list(plan.sweep.seeds)
     for r in sweep.rows:
         row = by_slug[r.slug]
-        main = sweep_cell(1.0, sweep.lr, [x for x in row.runs if x.seed in seeds], spike_threshold)
-        others = [sweep_cell(c.multiple, sweep.lr * c.multiple, records(c.slug, seeds), spike_threshold)
+        main = sweep_cell(r.slug, 1.0, sweep.lr, [x for x in row.runs if x.seed in seeds], spike_threshold,
+                          [x for x in row.runs if x.seed not in seeds and x.seed in grid.order])
+        others = [sweep_cell(c.slug, c.multiple, sweep.lr * c.multiple, records(c.slug, seeds), spike_threshold,
+                             records(c.slug, list(plan.seeds_of(c.slug)[len(seeds):])))
                   for c in r.runs]
         out.append(SweepRow(row, tuple(sorted([main, *others], key=lambda c: c.multiple))))
     return out

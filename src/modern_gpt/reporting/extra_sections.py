@@ -131,12 +131,14 @@ def sweep_section(rows: list[SweepRow], pairs: list[SweepPair], s: Settings, plo
         same = (W.PAIR_CHANGED.format(base_lr=base_lr, verdict=verdict(pair.main)) if changed
                 else W.PAIR_SAME.format(base_lr=base_lr))
         text.append(W.PAIR.format(row=pair.row.row.label, lr=a.lr, ref=pair.ref.row.label, ref_lr=b.lr,
-                                  effect=num(c.effect, sign=True), figures=figures, verdict=verdict(c), same=same,
+                                  effect=num(c.effect, sign=True), figures=figures, verdict=verdict(c, pair.look),
+                                  same=same,
                                   stability=stability_sentence(pair)))
     bias = selection_bias(rows)
     if bias is not None:
         k = max(len(r.cells) for r in rows)
-        text.append(W.SELECTION_BIAS.format(k=k, bias=num(bias)))
+        looked = any(p.look is not None for p in pairs)      # settle's looks: the rates fixed at the first
+        text.append((W.SELECTION_BIAS_LOOKS if looked else W.SELECTION_BIAS).format(k=k, bias=num(bias)))
     return text
 
 

@@ -42,7 +42,7 @@ def settles(c: Comparison) -> bool:
 class Design:
     """The looks of params.yaml's settle: (records.stages.Plan.looks), and the one-look rule they keep."""
     looks: tuple[int, ...]           # seed counts, increasing: the first is seeds:'s count, the last the cap
-    order: tuple[int, ...] = ()      # the seed order the looks take (config.sections.seed_order), at least the cap's
+    order: tuple[int, ...] = ()      # the seed order the looks take (config.seeds.seed_order), at least the cap's
     confidence: float = CONFIDENCE         # report.confidence: what one look alone would use
     band: float = BAND               # report.borderline
 

@@ -118,13 +118,16 @@ class Rerun:
 
 @dataclass(frozen=True)
 class SweepCell:
-    """One covered row at one learning rate of the sweep: its seeds' runs."""
+    """One covered row at one learning rate of the sweep: its runs on sweep.seeds (what the table shows and the best
+    rate is chosen on), and those past them that the looks judge a comparison on (`later`)."""
+    slug: str                       # the run slug of its runs: the row's own at train.lr, else the grid run's
     multiple: float                 # of train.lr
     lr: float
     runs: tuple[RunRecord, ...]
     val: Summary
     spikes: tuple[int, ...]         # per seed
     main: bool                      # the main table's runs (multiple 1)
+    later: tuple[RunRecord, ...] = ()   # runs on seeds past sweep.seeds, in the grid's seed order (settle.runs)
 
     @property
     def seeds_spiked(self) -> int:
@@ -154,7 +157,8 @@ class SweepPair:
     row: SweepRow
     ref: SweepRow
     vs: Comparison | None           # None: a row had no rate without a diverged seed
-    main: Comparison                # both at train.lr, on the sweep's seeds (the main table's runs)
+    main: Comparison                # both at train.lr (the main table's runs), judged alike
+    look: Look | None = None        # vs at the grid's looks (the rates fixed at the first), and on which seeds
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@ the seeds the open ones ask for (reporting/looks.py; cli/settle.py writes them i
 
 The comparisons are the report's own: each ladder's rows against the row above and its last row against row 0
 (the main table, the second ladder, each size of the scale ladders), and each change's trend across sizes while its
-transfer verdict is open. A comparison open at a look asks for the next look's seeds for every row it reads (a
-pair: both sides; a trend: the change's two rows at the smallest and the largest size). The learning-rate grid is
-not extended: its verdicts are judged once on sweep.seeds (docs/statistics.md).
+transfer verdict is open, and the learning-rate grid's comparisons at the best rates (the rates chosen on
+sweep.seeds, its first look, and fixed there). A comparison open at a look asks for the next look's seeds for every
+run slug it reads (a pair: both sides, a grid pair the runs at each side's best rate; a trend: the change's two rows
+at the smallest and the largest size).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ class Asked:
     """One comparison under the looks: what it is, where it stands, and the rows it reads."""
     what: str                        # 'main: + no bias', 'scale xs: + QK-norm', 'transfer: + GQA (kv=2)'
     look: Look
-    slugs: tuple[str, ...]
+    slugs: tuple[str, ...]           # the run slugs it reads: ladder rows, or a grid pair's best-rate runs
 
 
 def comparisons(results: Results) -> list[Asked]:
@@ -37,6 +38,11 @@ def comparisons(results: Results) -> list[Asked]:
         full = full_look(rows)
         if full is not None:
             out.append(Asked(f"{name}: full model against {rows[0].label}", full, (rows[0].slug, rows[-1].slug)))
+        for pair in ladder.pairs:
+            if pair.look is not None:
+                a, b = pair.row.best, pair.ref.best
+                out.append(Asked(f"{name} grid: {pair.row.row.label} at lr {a.lr:g} against {pair.ref.row.label} "
+                                 f"at lr {b.lr:g}", pair.look, (b.slug, a.slug)))
     if results.sizes:
         ends = by_size(results)
         for c in scale_changes(results):

@@ -17,8 +17,9 @@ import math
 from typing import Sequence
 
 from ..records.run_record import RunRecord
+from .looks import Design, judge_looks
 from .results import RowResult, SweepCell, SweepPair, SweepRow
-from .stats import Comparison, compare, pooled_sd, summarize
+from .stats import pooled_sd, summarize
 
 
 def spikes(losses: Sequence[float], threshold: float, start: int = 0) -> int:
@@ -49,27 +50,35 @@ def expected_max(k: int) -> float:
     return total * h
 
 
-def sweep_cell(multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float) -> SweepCell:
+def sweep_cell(slug: str, multiple: float, lr: float, runs: Sequence[RunRecord], threshold: float,
+               later: Sequence[RunRecord] = ()) -> SweepCell:
     runs = tuple(runs)
-    return SweepCell(multiple, lr, runs, summarize([r.val_loss for r in runs]),
-                     tuple(spikes(r.losses, threshold, r.train.warmup_iters) for r in runs), multiple == 1)
+    return SweepCell(slug, multiple, lr, runs, summarize([r.val_loss for r in runs]),
+                     tuple(spikes(r.losses, threshold, r.train.warmup_iters) for r in runs), multiple == 1,
+                     tuple(later))
 
 
-def sweep_pairs(rows: Sequence[SweepRow], ladder: Sequence[RowResult], *, confidence: float,
-                band: float) -> list[SweepPair]:
-    """Each covered row whose ladder predecessor is covered too, compared with it at both best rates."""
+def sweep_pairs(rows: Sequence[SweepRow], ladder: Sequence[RowResult], design: Design) -> list[SweepPair]:
+    """Each covered row whose ladder predecessor is covered too, compared with it at both best rates (chosen on
+    sweep.seeds, the first look, and fixed there), judged at the grid's looks (`design`; off: once, on sweep.seeds)
+    on every seed both cells ran; and at train.lr for both, alike."""
     by_slug = {r.row.slug: r for r in rows}
     out = []
     for above, below in zip(ladder, ladder[1:]):
         if above.slug in by_slug and below.slug in by_slug and below.vs is not None:
             mine, theirs = by_slug[below.slug], by_slug[above.slug]
-            def vs(a: SweepCell | None, b: SweepCell | None) -> Comparison | None:
-                return None if a is None or b is None else compare(
-                    [r.val_loss for r in a.runs], [r.val_loss for r in b.runs], confidence=confidence, band=band)
-
-            main = vs(*(next(c for c in r.cells if c.main) for r in (mine, theirs)))
-            out.append(SweepPair(mine, theirs, vs(mine.best, theirs.best), main))
+            main = judge_looks(*(losses(next(c for c in r.cells if c.main)) for r in (mine, theirs)), design)
+            if mine.best is None or theirs.best is None:
+                out.append(SweepPair(mine, theirs, None, main.comparison))
+                continue
+            look = judge_looks(losses(mine.best), losses(theirs.best), design)
+            out.append(SweepPair(mine, theirs, look.comparison, main.comparison, look if design.on else None))
     return out
+
+
+def losses(cell: SweepCell) -> dict[int, float | None]:
+    """seed → val loss of every run of a cell, past sweep.seeds too (None: diverged)."""
+    return {r.seed: r.val_loss for r in (*cell.runs, *cell.later)}
 
 
 def selection_bias(rows: Sequence[SweepRow]) -> float | None:
