@@ -17,6 +17,7 @@ from modern_gpt.config.seeds import grid_looks, grid_seed_order, seed_order
 from modern_gpt.pipeline.ladder_params import check_all
 from modern_gpt.reporting.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
                                         simulate_looks)
+from modern_gpt.reporting.runs_csv import planned as runs_planned
 from modern_gpt.reporting.settling import Asked, asked_seeds
 from modern_gpt.reporting.stats import SPREAD_SDS, Verdict
 
@@ -63,6 +64,7 @@ def test_the_learning_rate_grids_runs_take_seeds_from_sweep_seeds_then_the_main_
     grid = {f"sweep_qk_norm_x4-{s}": {"slug": "sweep_qk_norm_x4", "seed": s} for s in (3, 4)}
     _, planned = plan_files(settle(runs=grid))
     assert planned.seeds_of("sweep_qk_norm_x4") == (0, 1, 2, 3, 4) and planned.seeds_of("sweep_qk_norm_x32") == (0, 1, 2)
+    assert ("sweep", "qk_norm", "", 4.0, "sweep_qk_norm_x4", (0, 1, 2, 3, 4)) in list(runs_planned(planned))
     assert grid_looks(LOOKS, 3) == (3, 5, 8, 12, 20) and grid_looks((), 3) == (3,)
     assert grid_seed_order([0, 2, 4], [0, 1, 2, 3, 4], [5], 8) == (0, 2, 4, 1, 3, 6, 7, 8)
     refused(lambda: plan_files(settle(runs={"sweep_qk_norm_x4-3": {"slug": "sweep_qk_norm_x4", "seed": 3}})),

@@ -80,10 +80,11 @@ FIELDS = tuple(f.name for f in dataclasses.fields(RunLine))
 def planned(plan: Plan) -> Iterator[tuple[str, str, str, float, str, tuple[int, ...]]]:
     """(family, row, size, lr multiple, run slug, seeds) for every run slug the plan lists, in the file's order.
     A run listed twice (the second ladder's row 0, the default size's rows: the main table's runs) comes once. A
-    ladder row's seeds are the base ones and those settle added to it (Plan.seeds_of)."""
+    ladder row's seeds (a grid run's: sweep.seeds) are the base ones and those settle added to it (Plan.seeds_of)."""
     main = plan.ladders[0]
     yield from (("run", r.slug, "", 1.0, r.slug, plan.seeds_of(r.slug)) for r in main.rows)
-    yield from (("sweep", g.slug, "", x.multiple, x.slug, plan.sweep.seeds) for g in plan.sweep.rows for x in g.runs)
+    yield from (("sweep", g.slug, "", x.multiple, x.slug, plan.seeds_of(x.slug))
+                for g in plan.sweep.rows for x in g.runs)
     for lp in plan.ladders[1:]:
         if lp.size is None:                       # the second ladder: its own rows
             yield from ((lp.name, r.slug, "", 1.0, r.slug, plan.seeds_of(r.slug)) for r in lp.rows)
