@@ -17,6 +17,7 @@ from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_resul
 from modern_gpt.reporting.looks import Design
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.settling import Asked, asked_seeds
+from modern_gpt.reporting.stats import pct
 from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
 from modern_gpt.training.loop import Watch, train
 
@@ -134,7 +135,9 @@ def test_at_the_grids_looks_the_best_rates_stay_the_first_looks_and_later_seeds_
     assert pair.vs.confidence == design.level and pair.vs.n_pairs == 5
     text = build_main(Results([Ladder("main", ladder, sweep=grown, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert "**+ QK-norm at lr 0.008 against + GQA at lr 0.002** (each at its best rate)" in text
-    assert ": **better**, settled at 5 seeds." in text and "fixed there" in text
+    assert ": **better**, settled at 5 seeds." in text
+    assert f"fixed there; the comparison at the best rates is judged at the grid's looks (3, 5 seeds, a " \
+           f"{pct(design.level)} interval at each" in text
     assert "1.0100 ± 0.0173" in text                      # r0's cell at x1: its mean on the first 3 seeds alone
 
 

@@ -137,8 +137,9 @@ def sweep_section(rows: list[SweepRow], pairs: list[SweepPair], s: Settings, plo
     bias = selection_bias(rows)
     if bias is not None:
         k = max(len(r.cells) for r in rows)
-        looked = any(p.look is not None for p in pairs)      # settle's looks: the rates fixed at the first
-        text.append((W.SELECTION_BIAS_LOOKS if looked else W.SELECTION_BIAS).format(k=k, bias=num(bias)))
+        design = next((p.look.design for p in pairs if p.look is not None), None)    # settle's looks: the grid's
+        text.append(W.SELECTION_BIAS.format(k=k, bias=num(bias)) if design is None else W.SELECTION_BIAS_LOOKS.format(
+            k=k, bias=num(bias), looks=", ".join(map(str, design.looks)), level=pct(design.level)))
     return text
 
 

@@ -177,9 +177,10 @@ SELECTION_BIAS_LOOKS = (
     "**The best rate is chosen on the seeds that judge it**, which favours it: of {k} equally good rates, the best "
     "mean lies below the others by luck alone by about {bias} nats (E[max of {k} normals] × the seed sd pooled over "
     "every cell of the grid, unstable ones included, / √seeds). The rates are chosen on the grid's own seeds, its "
-    "first look, and fixed there: the seeds a later look adds (`modern-gpt settle`, where the verdict at the best "
-    "rates was open) did not choose them, so a verdict settled later leans less on that luck, though its first "
-    "seeds still count.")
+    "first look, and fixed there; the comparison at the best rates is judged at the grid's looks ({looks} seeds, "
+    "a {level} interval at each: `settle.looks` past the grid's seeds, calibrated as the table's). The seeds a later "
+    "look adds (`modern-gpt settle`, where that verdict was open) did not choose the rates, so a verdict settled "
+    "later leans less on that luck, though its first seeds still count.")
 
 # ------------------------------------------------------------------------------------- serving
 
