@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import md_tables
-from modern_gpt.pipeline.families import SERVING, TRAINING
+from modern_gpt.pipeline.families import SERVING, TRAINING, settle_runs, settle_stage
 from modern_gpt.reporting.runs_csv import from_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,8 +207,10 @@ METRICS = json.loads((ROOT / "reports" / "metrics.json").read_text(encoding="utf
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 LOCK_HASHES = {d["path"]: d["md5"] for stage in yaml.safe_load((ROOT / "dvc.lock").read_text(encoding="utf-8"))[
     "stages"].values() for d in stage.get("deps", []) + stage.get("outs", []) if "md5" in d}
-STAGES = {name for name, stage in yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"].items()
-          if "matrix" not in stage} | {f.stage_name(**items) for f in TRAINING + SERVING for items in f.walk(PARAMS)}
+STAGES = ({name for name, stage in yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"].items()
+           if "matrix" not in stage and "foreach" not in stage}
+          | {f.stage_name(**items) for f in TRAINING + SERVING for items in f.walk(PARAMS)}
+          | {settle_stage(run["slug"], run["seed"]) for run in settle_runs(PARAMS).values()})
 TREE = ("├", "└", "│")                            # dvc exp show: an experiment's row under its baseline
 
 
