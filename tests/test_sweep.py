@@ -125,8 +125,8 @@ def test_at_the_grids_looks_the_best_rates_stay_the_first_looks_and_later_seeds_
     assert not first.look.settled and first.look.next == 5 and first.look.seeds == (0, 1, 2)
     assert asked_seeds([Asked("grid", first.look, ("r0", "sweep_r1_x4"))], {"r0": 3, "sweep_r1_x4": 3}) == {
         "r0": (3, 4), "sweep_r1_x4": (3, 4)}
-    later = {"r0": [dataclasses.replace(run_record(s, v, slug="r0")) for s, v in ((3, 1.01), (4, 1.02))],
-             "r1": [dataclasses.replace(run_record(s, v, slug="sweep_r1_x4")) for s, v in ((3, 0.97), (4, 0.98))]}
+    later = {"r0": [run_record(s, v, slug="r0") for s, v in ((3, 1.01), (4, 1.02))],
+             "r1": [run_record(s, v, slug="sweep_r1_x4") for s, v in ((3, 0.97), (4, 0.98))]}
     grown = [SweepRow(r.row, tuple(dataclasses.replace(c, later=tuple(later[r.row.slug])) if c is r.best else c
                                    for c in r.cells)) for r in sweep]
     assert [r.best.multiple for r in grown] == [1.0, 4.0]
