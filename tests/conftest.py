@@ -136,8 +136,8 @@ def score(model, train_cfg, train_data, val_data, val_chars: int) -> dict[str, f
     from modern_gpt.training.batches import fixed_windows
     from modern_gpt.training.evaluate import bits_per_char, mean_loss
     block, n = model.cfg.block_size, train_cfg.eval_iters * train_cfg.batch_size
-    val_loss = mean_loss(model, fixed_windows(val_data, block, n), train_cfg)
-    return {"train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg), "val_loss": val_loss,
+    val_loss, _ = mean_loss(model, fixed_windows(val_data, block, n), train_cfg)
+    return {"train_loss": mean_loss(model, fixed_windows(train_data, block, n), train_cfg)[0], "val_loss": val_loss,
             "val_bpc": bits_per_char(val_loss, len(val_data), val_chars)}
 
 

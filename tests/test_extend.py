@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class DyT(nn.Module):
+    inits = {"alpha": 0.5, "weight": "ones", "bias": "zeros"}     # its parameters' init (the model's rule reads it)
+
     def __init__(self, dim: int, alpha: float = 0.5):
         super().__init__()
         self.alpha = nn.Parameter(torch.tensor(alpha))

@@ -25,7 +25,7 @@ SAME_NAME = {                                # public module-level functions def
     "add_parsers": "each command module's one entry point (cli/__init__.py reads it by that name)",
     "generate": "the corpus's text (corpus/sanskrit) and a model's tokens (serving): each module's own verb",
     "git": "two call shapes of one thing, running git (review/sides.py, cli/support/ray_runs.py)",
-    "install": "each change file's model code, by the name its Change passes (changes/<name>.py)",
+    "plugs": "each change file's model code, by the name its Change passes (changes/<name>.py)",
     "check": "each change file's refusal of the configs it cannot run with (changes/<name>.py), and review's check",
 }
 

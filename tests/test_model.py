@@ -13,7 +13,7 @@ from conftest import tiny_rows
 from modern_gpt.config import ModelConfig
 from modern_gpt.config.choices import MLP_HIDDEN
 from modern_gpt.core.errors import ConfigError
-from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, RotaryPositions, apply_rope, match_mlp, rope_cache
+from modern_gpt.nn.model import NORMS, GPT, Attention, NoPositions, Pass, RotaryPositions, apply_rope, match_mlp, rope_cache
 
 
 def test_rmsnorm_matches_its_formula():
@@ -26,6 +26,11 @@ def test_rmsnorm_matches_its_formula():
     # no centring: a constant shift of the input is not removed, unlike LayerNorm
     assert not torch.allclose(norm(x + 3.0), norm(x))
     assert [n for n, _ in norm.named_parameters()] == ["weight"]
+
+
+def at(x: torch.Tensor, rope=None) -> Pass:
+    """The forward call's context a layer is handed, for x's positions 0.. (its token ids unread here)."""
+    return Pass(torch.zeros(x.shape[:2], dtype=torch.long), 0, rope)
 
 
 def manual_attention(attn: Attention, x: torch.Tensor, rope=None, window: int | None = None) -> torch.Tensor:
@@ -59,7 +64,7 @@ def test_sdpa_attention_matches_manual_masked_softmax(n_kv_head, qk_norm, pos):
     attn = Attention(cfg).double().eval()
     x = torch.randn(2, 10, 16, dtype=torch.float64)
     rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base)) if pos == "rope" else None
-    torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
+    torch.testing.assert_close(attn(x, None, at(x, rope)), manual_attention(attn, x, rope))
 
 
 @pytest.mark.parametrize("window", [1, 3, 9])
@@ -69,9 +74,9 @@ def test_a_sliding_window_layer_matches_a_hand_masked_softmax(window, n_kv_head)
     attn = Attention(cfg, window).double().eval()
     x = torch.randn(2, 10, 16, dtype=torch.float64)
     rope = tuple(t.double() for t in rope_cache(cfg.head_dim, 10, cfg.rope_base))
-    torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope, window))
+    torch.testing.assert_close(attn(x, None, at(x, rope)), manual_attention(attn, x, rope, window))
     if window < 9:                                      # the window changes the output: it is not full attention
-        assert not torch.allclose(attn(x, rope), manual_attention(attn, x, rope))
+        assert not torch.allclose(attn(x, None, at(x, rope)), manual_attention(attn, x, rope))
 
 
 def test_the_windows_follow_global_every_one_based():
@@ -127,7 +132,7 @@ def test_gqa_with_all_heads_is_multi_head_attention(tiny_cfg):
     attn = Attention(tiny_cfg).eval()
     assert attn.k_proj.out_features == attn.q_proj.out_features == tiny_cfg.n_embd
     x = torch.randn(2, 9, tiny_cfg.n_embd)
-    torch.testing.assert_close(attn(x, None), manual_attention(attn, x))
+    torch.testing.assert_close(attn(x, None, at(x, None)), manual_attention(attn, x))
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -247,8 +252,8 @@ def test_every_block_rotates_with_the_models_tables(tiny_cfg, monkeypatch):
     assert not torch.allclose(rope(idx)[0], nope(idx)[0])
     seen = []
     real_forward = Attention.forward
-    monkeypatch.setattr(Attention, "forward", lambda self, x, tables, kv=None, state=None:
-                        seen.append(tables) or real_forward(self, x, tables, kv, state))
+    monkeypatch.setattr(Attention, "forward", lambda self, x, kv, ctx:
+                        seen.append(ctx.rope) or real_forward(self, x, kv, ctx))
     rope(idx)
     assert len(seen) == tiny_cfg.n_layer                 # every layer gets views of the model's own tables
     assert all(c.data_ptr() == rope.pos.cos.data_ptr() and s.data_ptr() == rope.pos.sin.data_ptr()
@@ -280,15 +285,15 @@ def test_norm_placement_wires_the_block_as_written(tiny_cfg, placement):
             norm.bias.uniform_(-0.5, 0.5)
     x = torch.randn(2, 7, tiny_cfg.n_embd)
     if placement == "pre":
-        h = x + block.attn(block.norm1(x), None)
+        h = x + block.attn(block.norm1(x), None, at(x))
         expected = h + block.mlp(block.norm2(h))
     else:
-        h = block.norm1(x + block.attn(x, None))
+        h = block.norm1(x + block.attn(x, None, at(x, None)))
         expected = block.norm2(h + block.mlp(h))
-    torch.testing.assert_close(block(x, None), expected)
+    torch.testing.assert_close(block(x, at(x)), expected)
     other = Block(dataclasses.replace(tiny_cfg, norm_placement="post" if placement == "pre" else "pre")).eval()
     other.load_state_dict(block.state_dict())
-    assert not torch.allclose(other(x, None), expected)
+    assert not torch.allclose(other(x, at(x)), expected)
 
 
 def test_head_dim_apart_from_width_over_heads(tiny_cfg):
@@ -297,7 +302,7 @@ def test_head_dim_apart_from_width_over_heads(tiny_cfg):
     assert (attn.q_proj.out_features, attn.k_proj.out_features, attn.o_proj.in_features) == (48, 24, 48)
     x = torch.randn(2, 9, cfg.n_embd, dtype=torch.float64)
     rope = tuple(t.double() for t in rope_cache(12, 9, cfg.rope_base))
-    torch.testing.assert_close(attn(x, rope), manual_attention(attn, x, rope))
+    torch.testing.assert_close(attn(x, None, at(x, rope)), manual_attention(attn, x, rope))
 
 
 # ----------------------------------------------------------------------------------------- past the book
@@ -326,7 +331,7 @@ def test_an_untied_head_is_its_own_matrix_and_counted_as_embedding(tiny_cfg):
     logits, _ = untied.eval()(idx)
     h = untied.pos.add(untied.tok_emb(idx))                       # the head reads its own matrix
     for block in untied.blocks:
-        h = block(h, None)
+        h = block(h, at(h))
     torch.testing.assert_close(logits, untied.norm_f(h) @ untied.lm_head.weight.T)
 
 

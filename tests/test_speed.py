@@ -121,7 +121,7 @@ def test_quick_command_batch_seeds_prints_the_same_table_as_seeds_one_by_one():
 
 def test_adamw_is_fused_and_the_precision_is_a_setting(toy):
     model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
-    assert make_optimizer(model.named_parameters(), SMOKE).defaults["fused"] is True
+    assert make_optimizer(model, SMOKE).defaults["fused"] is True
     with pytest.raises(ConfigError, match="compile='fast': allowed values are none, default, reduce-overhead"):
         TrainConfig(compile="fast")
     with pytest.raises(ConfigError, match="dtype='float16': allowed values are float32, bfloat16"):

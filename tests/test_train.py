@@ -153,7 +153,7 @@ def test_learning_rate_warms_up_then_decays_to_min():
 
 def test_weight_decay_applies_to_matrices_only(toy):
     model = GPT(tiny_rows(toy[0].vocab_size)[0].config)
-    decay, no_decay = train_module.make_optimizer(model.named_parameters(), FAST).param_groups
+    decay, no_decay = train_module.make_optimizer(model, FAST).param_groups
     assert all(p.dim() == 2 for p in decay["params"]) and decay["weight_decay"] == FAST.weight_decay
     assert all(p.dim() == 1 for p in no_decay["params"]) and no_decay["weight_decay"] == 0.0
     assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))
@@ -169,14 +169,14 @@ def blocks_matrix(name: str, p: torch.Tensor) -> bool:
 @pytest.mark.parametrize("tie", [True, False])
 def test_muon_takes_the_blocks_matrices_and_adamw_the_rest(toy, tie):
     model = GPT(dataclasses.replace(tiny_rows(toy[0].vocab_size)[-1].config, tie_embeddings=tie))
-    muon, adamw = train_module.make_optimizer(model.named_parameters(), MUON).optimizers
+    muon, adamw = train_module.make_optimizer(model, MUON).optimizers
     assert isinstance(muon, torch.optim.Muon) and isinstance(adamw, torch.optim.AdamW)
     assert muon.param_groups[0]["adjust_lr_fn"] == "match_rms_adamw"
     in_muon = {id(p) for g in muon.param_groups for p in g["params"]}
     in_adamw = {id(p) for g in adamw.param_groups for p in g["params"]}
     for name, p in model.named_parameters():
         assert (id(p) in in_muon, id(p) in in_adamw) == ((True, False) if blocks_matrix(name, p) else (False, True)), name
-    assert len(train_module.make_optimizer(model.named_parameters(), MUON).param_groups) == 3   # the schedule sets all
+    assert len(train_module.make_optimizer(model, MUON).param_groups) == 3   # the schedule sets all
 
 
 def newton_schulz(g: torch.Tensor, steps: int = 5, a=3.4445, b=-4.775, c=2.0315) -> torch.Tensor:
@@ -196,7 +196,7 @@ def test_one_muon_step_by_hand(toy):
     lr; decoupled decay lr x weight_decay (torch orthogonalises in bfloat16). AdamW's first step on the rest: lr x g / |g|, decay on matrices."""
     torch.manual_seed(0)
     model = GPT(dataclasses.replace(tiny_rows(toy[0].vocab_size)[-1].config, tie_embeddings=False))
-    opt = train_module.make_optimizer(model.named_parameters(), MUON)
+    opt = train_module.make_optimizer(model, MUON)
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     x, y = get_batch(toy[1], model.cfg.block_size, 8, torch.Generator().manual_seed(0))
     model(x, y)[1].backward()

@@ -108,7 +108,7 @@ def reference(cfg: ModelConfig, tc: TrainConfig, device: torch.device, mode: str
         optimizer = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(tc.beta1, tc.beta2),
                                       weight_decay=tc.weight_decay)
     else:
-        optimizer = make_optimizer(model.named_parameters(), tc)
+        optimizer = make_optimizer(model, tc)
     learner = One(model, dataclasses.replace(tc, compile=mode), device, optimizer=optimizer)
     embeddings = model.wte.weight.numel() + model.wpe.weight.numel()
     n_matmul = sum(p.numel() for p in model.parameters()) - embeddings + cfg.vocab_size * cfg.n_embd

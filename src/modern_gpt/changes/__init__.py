@@ -6,18 +6,22 @@ Two kinds, one declaration (`Change`):
   training/, so that the model still reads top to bottom;
 - a change of a new kind: one file here, `changes/<name>.py`, holding `CHANGE = Change(name="<name>", ...)`. Its
   switch is not a ModelConfig field: a config lists it only where it is on (configs/<row>.json names what a row
-  switches on), and its `install(gpt, value)` plugs its code into the model at nn/model.py's named points.
+  switches on), and its `plugs(cfg, value)` returns its modules by plug point (nn/model.py's docstring lists them),
+  which GPT puts in their slots.
 
-Torch-free: reading params needs no torch. A run imports only the change files its own config switches on
-(`plugged`), never the others, so a new file here retrains no existing run (docs/own-change.md).
+Torch-free: reading params needs no torch, and the plan and `modern-gpt review` read these files. A change file
+splits in two: its top level is the declaration (this module's types, strings and numbers; no torch), and its model
+code is the body of its `plugs` function, which imports torch and the model's helpers when a model is built, and
+only then. A run imports only the change files its own config switches on (`plugged`), never the others, so a new
+file here retrains no existing run (docs/own-change.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib
-import importlib.util
 import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,36 @@ RESERVED = ("builtin",)          # this folder's files that are not a change of 
 
 
 @dataclass(frozen=True)
+class DecodeState:
+    """What a change keeps per sequence while decoding with the KV cache, besides keys and values: a (keep, width)
+    tensor per sequence at its point, one per layer where the point names '{layer}'. The cache allocates it from
+    the config (zeros before the first token) and the point reads it as ctx.held(point)."""
+    point: str                                 # 'inputs', or 'blocks.{layer}.attn.mix_values': one per layer
+    width: str                                 # its last dimension: a ModelConfig field ('n_embd', 'head_dim')
+    keep: int = 1                              # past positions it keeps
+
+    def points(self, n_layer: int) -> list[str]:
+        return [self.point.format(layer=i) for i in range(n_layer)] if "{layer}" in self.point else [self.point]
+
+
+EFFECTS = ("lower", "higher", "none", "speed", "memory", "long context", "stability")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the change's paper claims, typed: so the catalogue can set its verdict beside it."""
+    paper: str                                 # 'Ye et al. 2024, Differential Transformer (arXiv:2410.05258)'
+    effect: str                                # validation loss at fixed steps: 'lower', 'higher' or 'none' (no
+                                               # change); or a claim not about loss: 'speed', 'memory', 'long
+                                               # context', 'stability'
+    scale: str                                 # where it was shown: '830M-13B params, 40B-300B tokens'
+
+    @property
+    def about_loss(self) -> bool:
+        return self.effect in ("lower", "higher", "none")
+
+
+@dataclass(frozen=True)
 class Change:
     name: str                                  # the switch, as params.yaml and configs/<row>.json spell it
     values: tuple                              # the values it takes (a built-in's numeric field: examples of them)
@@ -37,10 +71,17 @@ class Change:
     labels: Mapping[Any, str]                  # value → its name in a row's label: '+ parallel block'
     hf: Mapping[str, Any] | None = None        # None: no Hugging Face class computes it (export refused while on);
                                                # built-ins: {'rule': 'config/hf_class.py'}, whose allow-list maps them
-    install: Callable[[Any, Any], None] | None = None   # model code: install(gpt, value), blocks built, before init
+    plugs: Callable[[Any, Any], Mapping[str, Any]] | None = None   # model code: plugs(cfg, value) -> {point's
+                                               # path: module}, called as a model is built (nn/model.py's points)
     check: Callable[[Any], None] | None = None  # refuses the configs it cannot run with (a one-line ConfigError)
     section: str = "model"                     # params.yaml's section of the switch: model, or train (optimizer)
     source: str = field(default="", compare=False)     # the file that declares it, relative to src/
+    state: tuple[DecodeState, ...] = ()        # what it keeps while decoding with the cache, besides K and V
+    reinit: Mapping[str, Any] = field(default_factory=dict)   # the model's own weights it initialises otherwise:
+                                               # {'blocks.*.attn.o_proj.weight': 'zeros'} (rules: nn/model.py's draw)
+    drops: tuple[str, ...] = ()                # the model's own weights it removes or reshapes ('blocks.*.norm2.*')
+    neutral: bool = False                      # at init it computes what the model without it does
+    claim: Claim | None = None                 # its paper's claim (the catalogue's changes declare one)
 
     @property
     def tried(self) -> tuple:
@@ -69,27 +110,40 @@ def _source(path: str | None) -> str:
 def plugged(name: str) -> Change | None:
     """The change of a new kind called `name` (changes/<name>.py's CHANGE), or None: no such file. Imports that file
     alone."""
-    if not name.isidentifier() or name in RESERVED or importlib.util.find_spec(f"{__name__}.{name}") is None:
+    if name not in plugged_names():
         return None
     module = importlib.import_module(f"{__name__}.{name}")
     change = getattr(module, "CHANGE", None)
     if not isinstance(change, Change) or change.name != name:
         raise TypeError(f"{_source(module.__file__)}: must define CHANGE = Change(name={name!r}, ...)")
-    if change.install is None:
-        raise TypeError(f"{_source(module.__file__)}: a change of a new kind needs its model code (install=...)")
+    if change.plugs is None:
+        raise TypeError(f"{_source(module.__file__)}: a change of a new kind needs its model code (plugs=...)")
+    if change.claim is not None and change.claim.effect not in EFFECTS:
+        raise TypeError(f"{_source(module.__file__)}: claim.effect={change.claim.effect!r}; allowed: {', '.join(EFFECTS)}")
     if change.hf is not None:
         raise TypeError(f"{_source(module.__file__)}: hf={change.hf!r}: a change of a new kind maps to no Hugging Face "
                         "class here (hf=None: export refuses it); a mapping is an entry of config/hf_class.py's KNOWN")
     if change.default not in change.values or not change.tried:
         raise TypeError(f"{_source(module.__file__)}: default={change.default!r} must be one of values={change.values}, "
                         "and another value must switch it on")
-    object.__setattr__(change, "source", _source(module.__file__))
-    return change
+    return dataclasses.replace(change, source=_source(module.__file__))
 
 
+@functools.cache
 def plugged_names() -> tuple[str, ...]:
-    """Every change of a new kind this folder holds, by file name, sorted."""
+    """Every change of a new kind this folder holds, by file name, sorted: a listing, no import."""
     return tuple(sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name not in RESERVED))
+
+
+def decode_states(cfg: Any) -> list[tuple[str, int, int]]:
+    """(point, keep, width) of every decoding state the changes `cfg` switches on declare, one per point."""
+    return [(point, s.keep, getattr(cfg, s.width)) for name, _ in cfg.changes for s in plugged(name).state
+            for point in s.points(cfg.n_layer)]
+
+
+def decode_numbers(cfg: Any) -> int:
+    """The numbers a sequence's decoding states hold besides K and V (the serving arithmetic's)."""
+    return sum(keep * width for _, keep, width in decode_states(cfg))
 
 
 def change_md5(change: Change) -> str:

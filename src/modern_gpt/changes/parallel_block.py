@@ -3,17 +3,18 @@ add to the residual stream at once: x + attn(norm(x)) + mlp(norm(x)), one norm s
 has two. The two branches' matrices can run as one, and PaLM reports ~15% faster training at large scale."""
 
 from ..core.errors import ConfigError
-from . import Change
+from . import Change, Claim
 
 
-def parallel(block, x, rope, kv, state):
+def parallel(block, x, kv, ctx):
     h = block.norm1(x)                                  # one norm, shared by both branches
-    return x + block.attn(h, rope, kv, state) + block.mlp(h)
+    return x + block.attn(h, kv, ctx) + block.mlp(h)
 
 
-def install(gpt, on: bool) -> None:
-    for block in gpt.blocks:
-        block.wiring, block.norm2 = parallel, None     # the second norm has nothing left to normalise
+def plugs(cfg, on: bool) -> dict:
+    from ..nn.plugs import Wiring
+    wiring = Wiring(parallel, norms=("norm1",))         # the block builds no second norm: nothing left for it
+    return {f"blocks.{i}.wiring": wiring for i in range(cfg.n_layer)}
 
 
 def check(cfg) -> None:
@@ -23,4 +24,7 @@ def check(cfg) -> None:
 
 
 CHANGE = Change(name="parallel_block", values=(False, True), default=False, labels={True: "parallel block"},
-                hf=None, install=install, check=check)
+                hf=None, plugs=plugs, check=check, drops=("blocks.*.norm2.*",),
+                claim=Claim(paper="Chowdhery et al. 2022, PaLM (arXiv:2204.02311); Wang & Komatsuzaki 2021, GPT-J",
+                            effect="speed", scale="8B-540B params: ~15% faster training, a small cost at 8B that "
+                                                  "vanishes at 62B"))

@@ -104,7 +104,7 @@ class ModelConfig:
 
     def __getattr__(self, name: str) -> Any:
         """A change of a new kind's switch: its value here, or its default where this config leaves it off."""
-        change = None if name.startswith("_") or name == "changes" else registry.plugged(name)
+        change = registry.plugged(name) if name in registry.plugged_names() else None   # a listing, no import probe
         if change is None:
             raise AttributeError(f"{type(self).__name__!r} has no field or change {name!r}")
         return dict(self.changes).get(name, change.default)

@@ -5,33 +5,47 @@ registered against the names config/choices.py defines (a table with other keys 
 new value is its name there and one entry here. Optional pieces are
 `module if flag else None` with a single `if ... is not None` in forward.
 
-A change of a new kind (changes/<name>.py) plugs in at named points, by its install(gpt, value), which GPT calls
-with the blocks built and before the weights are initialised: a block's `wiring` (how attention and the MLP meet
-the residual stream), an attention's `mix_values` (its values, before the KV cache stores them), and `state`, one
-dict per forward call that every block sees in turn (what a layer leaves for the layers after it).
+A change of a new kind (changes/<name>.py) fills plug points: slots of this file, each empty (None) with the
+default computation written in place beside it, so that this file still says what is computed. Each module's
+`SLOTS` names its points; every point is handed the forward call's `Pass` (token ids, positions, targets, the
+cache, what a layer leaves for later layers, the auxiliary loss terms):
+- GPT.inputs        (x, ctx) -> x                the input stream, after the embeddings (token ids: ctx.idx)
+- Block's wiring    Wiring(join, norms)          how attention and the MLP meet the residual stream, and which
+                                                 norms the block builds for it (given at construction)
+- Attention.mix_values (q, k, v, ctx) -> q, k, v queries, keys and values after their projections, before QK-norm,
+                                                 RoPE and the cache
+- Attention.positions  (q, k, ctx) -> q, k       how positions reach q and k (default: RoPE's rotation, if any)
+- Attention.attend     (q, k, v, mask, causal, ctx) -> y   the attention operation, each head's output
+- Attention.mix_heads  (y, x, ctx) -> y          the heads' output before o_proj, with attention's input x at hand
+- Block.mlp         (x) -> x                     the MLP (default: MLPS[cfg.mlp], replaced whole)
+- GPT.final         (x, ctx) -> x                the final hidden state, before norm_f
+- GPT.output        (logits, ctx) -> logits      the logits
+- ctx.terms         {name: scalar}               an auxiliary loss term, written by any point that reads what it
+                                                 needs (training minimises the cross-entropy plus every term)
+- a plug module's `optim` {param: group}         the optimiser group of its parameters (optim_groups)
+- a plug module's `inits` {param: rule}          the init of its parameters (init_weights); a change's `reinit`
+                                                 declares new inits for the model's own weights
+- ctx.held(point)                                a change's decoding state, kept by the KV cache beside K and V
+A change's model code returns {point's path: its module}; GPT puts each in its slot (and refuses any other path).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .. import changes
 from ..config import choices
 from ..config.choices import registered
+from .cache import KVCache, LayerKV
+from .init import init_weights
+from .plugs import Pass, Rope, Wiring, plugs_of
 
 if TYPE_CHECKING:
     from ..config import ModelConfig
-
-Rope = tuple[torch.Tensor, torch.Tensor]     # cos and sin of the positions in hand, (T, head_dim/2) each
-State = dict[str, torch.Tensor]              # one forward call's: what a block leaves for the blocks after it
-
 
 NORMS = registered("norm", choices.NORMS, {
     "layernorm": lambda dim, cfg: nn.LayerNorm(dim, eps=cfg.norm_eps, bias=cfg.bias),   # centre, scale, shift
@@ -117,61 +131,9 @@ def window_mask(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int) -> torch.
     return (back >= 0) & (back < window)
 
 
-class KVCache:
-    """Every layer's keys and values of `batch` sequences: only the n_kv_head K/V heads are stored (under GQA,
-    n_head / n_kv_head times less than multi-head attention keeps), after QK-norm and RoPE, so a stored key never
-    changes. A full-attention layer keeps block_size positions; a sliding-window layer keeps only its window, a
-    ring buffer in which position p sits at slot p mod window. GPT.forward(idx, cache=...) appends idx's tokens."""
-
-    def __init__(self, cfg: ModelConfig, batch: int, device: torch.device | str = "cpu",
-                 dtype: torch.dtype = torch.float32):
-        self.block_size = cfg.block_size
-        self.windows = cfg.windows
-        # per layer: (K or V, batch, K/V head, position or slot, head_dim)
-        self.kv = [torch.zeros(2, batch, cfg.n_kv_head, w or cfg.block_size, cfg.head_dim, device=device,
-                               dtype=dtype) for w in self.windows]
-        self.length = 0                                   # tokens stored per sequence
-
-    @property
-    def nbytes(self) -> int:
-        """The bytes the cache holds: K and V of every layer, a window's worth in sliding-window layers."""
-        return sum(t.numel() * t.element_size() for t in self.kv)
-
-    def layer(self, i: int) -> LayerKV:
-        return LayerKV(self.kv[i][0], self.kv[i][1], self.length, self.windows[i])
-
-
-@dataclass(frozen=True)
-class LayerKV:
-    """One layer's slice of a KVCache, and where the new tokens go."""
-    k: torch.Tensor                 # (B, n_kv_head, block_size or window, head_dim)
-    v: torch.Tensor
-    start: int                      # tokens already stored
-    window: int | None = None       # None: full attention
-
-    def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Full attention: store the new tokens' keys and values; return every stored token's."""
-        end = self.start + k.size(2)
-        self.k[:, :, self.start:end] = k
-        self.v[:, :, self.start:end] = v
-        return self.k[:, :, :end], self.v[:, :, :end]
-
-    def slide(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """A sliding-window layer: the keys and values the new tokens may see (the ring's, then their own) with
-        those keys' positions; then the last `window` of the new tokens replace the oldest in the ring."""
-        T, W = k.size(2), self.window
-        held = torch.arange(max(0, self.start - W), self.start, device=k.device)   # positions the ring holds
-        new = torch.arange(self.start, self.start + T, device=k.device)
-        keys = torch.cat([self.k[:, :, held % W], k], dim=2)
-        values = torch.cat([self.v[:, :, held % W], v], dim=2)
-        kept = new[-W:]
-        self.k[:, :, kept % W] = k[:, :, -W:]
-        self.v[:, :, kept % W] = v[:, :, -W:]
-        return keys, values, torch.cat([held, new])
-
-
 class Attention(nn.Module):
     """Multi-head or grouped-query self-attention; with a window, a sliding-window layer."""
+    SLOTS = ("mix_values", "positions", "attend", "mix_heads")   # plug points (the module docstring)
 
     def __init__(self, cfg: ModelConfig, window: int | None = None):
         super().__init__()
@@ -186,22 +148,24 @@ class Attention(nn.Module):
         self.o_proj = nn.Linear(cfg.n_head * self.head_dim, cfg.n_embd, bias=cfg.bias)
         self.q_norm = make_norm(cfg, self.head_dim) if cfg.qk_norm else None
         self.k_norm = make_norm(cfg, self.head_dim) if cfg.qk_norm else None
-        self.mix_values = None                           # a change's: (v, state) -> v, before the cache stores v
         self.dropout = cfg.dropout
         self.resid_dropout = nn.Dropout(cfg.dropout)
+        for slot in self.SLOTS:                          # empty plug points: the default computation runs
+            self.register_module(slot, None)
 
-    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None,
-                state: State | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, kv: LayerKV | None, ctx: Pass) -> torch.Tensor:
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_head, self.head_dim).transpose(1, 2)     # (B, n_head, T, hd)
         k = self.k_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
         v = self.v_proj(x).view(B, T, self.n_kv_head, self.head_dim).transpose(1, 2)  # (B, n_kv_head, T, hd)
-        if self.mix_values is not None:
-            v = self.mix_values(v, state)
+        if self.mix_values is not None:                  # plug: q, k, v as projected (default: as they are)
+            q, k, v = self.mix_values(q, k, v, ctx)
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)        # keeps q·k small whatever the weights grow to
-        if rope is not None:
-            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        if self.positions is not None:                   # plug: how positions reach q and k
+            q, k = self.positions(q, k, ctx)
+        elif ctx.rope is not None:                       # default: RoPE rotates both (learned positions, NoPE: no-op)
+            q, k = apply_rope(q, *ctx.rope), apply_rope(k, *ctx.rope)
         mask, causal = None, True
         if self.window is not None:                      # a sliding-window layer: the mask holds causality too
             causal = False
@@ -216,13 +180,18 @@ class Attention(nn.Module):
                 causal = False
                 if T > 1:
                     mask = torch.ones(T, kv.start + T, dtype=torch.bool, device=x.device).tril(kv.start)
-        # scale, causal mask, softmax, dropout and the weighted sum in one call; enable_gqa lets one
-        # K/V head serve n_head / n_kv_head query heads without copying K and V
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, is_causal=causal, dropout_p=self.dropout if self.training else 0.0,
-            enable_gqa=self.n_kv_head != self.n_head,
-        )                                                # (B, n_head, T, hd)
+        if self.attend is not None:                      # plug: the attention operation
+            y = self.attend(q, k, v, mask, causal, ctx)
+        else:
+            # scale, causal mask, softmax, dropout and the weighted sum in one call; enable_gqa lets one
+            # K/V head serve n_head / n_kv_head query heads without copying K and V
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, is_causal=causal, dropout_p=self.dropout if self.training else 0.0,
+                enable_gqa=self.n_kv_head != self.n_head,
+            )                                            # (B, n_head, T, hd)
         y = y.transpose(1, 2).reshape(B, T, self.n_head * self.head_dim)
+        if self.mix_heads is not None:                   # plug: the heads' output, attention's input at hand
+            y = self.mix_heads(y, x, ctx)
         return self.resid_dropout(self.o_proj(y))
 
 
@@ -267,79 +236,90 @@ MLPS = registered("mlp", choices.MLPS, {                  # hidden widths: choic
 
 # ----------------------------------------------------------------------------------------- block
 
-def pre_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None, state: State) -> torch.Tensor:
+def pre_norm(block: Block, x: torch.Tensor, kv: LayerKV | None, ctx: Pass) -> torch.Tensor:
     """Today's wiring: the norm sits inside each branch; the residual stream is never normalised."""
-    x = x + block.attn(block.norm1(x), rope, kv, state)
+    x = x + block.attn(block.norm1(x), kv, ctx)
     return x + block.mlp(block.norm2(x))
 
 
-def post_norm(block: Block, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None, state: State) -> torch.Tensor:
+def post_norm(block: Block, x: torch.Tensor, kv: LayerKV | None, ctx: Pass) -> torch.Tensor:
     """2017's wiring: normalise after each residual add."""
-    x = block.norm1(x + block.attn(x, rope, kv, state))
+    x = block.norm1(x + block.attn(x, kv, ctx))
     return block.norm2(x + block.mlp(x))
 
 
-PLACEMENTS = registered("norm_placement", choices.PLACEMENTS, {"pre": pre_norm, "post": post_norm})
+PLACEMENTS = registered("norm_placement", choices.PLACEMENTS, {"pre": Wiring(pre_norm), "post": Wiring(post_norm)})
 
 
 class Block(nn.Module):
-    def __init__(self, cfg: ModelConfig, window: int | None = None):
-        super().__init__()
-        self.norm1 = make_norm(cfg, cfg.n_embd)
-        self.attn = Attention(cfg, window)
-        self.norm2 = make_norm(cfg, cfg.n_embd)
-        self.mlp = MLPS[cfg.mlp](cfg)
-        self.wiring = PLACEMENTS[cfg.norm_placement]    # a change may rewire: (block, x, rope, kv, state) -> x
+    SLOTS = ("mlp",)                                     # plug points besides the wiring, which is given here
 
-    def forward(self, x: torch.Tensor, rope: Rope | None, kv: LayerKV | None = None,
-                state: State | None = None) -> torch.Tensor:
-        return self.wiring(self, x, rope, kv, {} if state is None else state)
+    def __init__(self, cfg: ModelConfig, window: int | None = None, wiring: Wiring | None = None):
+        super().__init__()
+        self.wiring = wiring or PLACEMENTS[cfg.norm_placement]   # a change's (plug), or the config's placement
+        norms = self.wiring.norms
+        self.norm1 = make_norm(cfg, cfg.n_embd) if "norm1" in norms else None
+        self.attn = Attention(cfg, window)
+        self.norm2 = make_norm(cfg, cfg.n_embd) if "norm2" in norms else None
+        self.mlp = MLPS[cfg.mlp](cfg)                    # plug point: a change may put its own MLP here
+        for name in norms:                               # any further norm the wiring names ('post_attn_norm')
+            if name not in ("norm1", "norm2"):
+                self.add_module(name, make_norm(cfg, cfg.n_embd))
+
+    def forward(self, x: torch.Tensor, ctx: Pass, kv: LayerKV | None = None) -> torch.Tensor:
+        return self.wiring.join(self, x, kv, ctx)
 
 
 # ----------------------------------------------------------------------------------------- GPT
 
-# The init rule, an allow-list: every Linear is one of these by name. Inputs (and the head) start at std 0.02; the
-# projections that write into the residual stream at 0.02 / sqrt(2 · n_layer) (GPT-2), so that the stream's
-# variance does not grow with depth. A change that adds a Linear names it as one of them, or the model refuses it.
-INPUT_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "gate", "up", "lm_head")
-OUTPUT_PROJECTIONS = ("o_proj", "down")
-
-
-def check_init_covers(model: nn.Module) -> None:
-    """A TypeError naming any Linear the init rule does not know (it would train with another init, unnoticed)."""
-    for name, module in model.named_modules():
-        if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] not in INPUT_PROJECTIONS + OUTPUT_PROJECTIONS:
-            raise TypeError(f"{name}: a Linear the init rule does not know; name it as an input projection "
-                            f"({', '.join(INPUT_PROJECTIONS)}) or as one that writes into the residual stream "
-                            f"({', '.join(OUTPUT_PROJECTIONS)}): nn/model.py's INPUT_PROJECTIONS, OUTPUT_PROJECTIONS")
-
-
 class GPT(nn.Module):
+    SLOTS = ("inputs", "final", "output")                # plug points of the whole model (the module docstring)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
+        self.plugs = plugs_of(cfg, plug_points(cfg))                       # {point's path: a change's module or wiring}
         self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.n_embd)
         self.pos = POSITIONS[cfg.pos](cfg)
         self.drop = nn.Dropout(cfg.dropout)
-        self.blocks = nn.ModuleList(Block(cfg, w) for w in cfg.windows)   # w: None, or a sliding window
+        self.blocks = nn.ModuleList(Block(cfg, w, self.plugs.get(f"blocks.{i}.wiring"))   # w: None, or a window
+                                    for i, w in enumerate(cfg.windows))
         self.norm_f = make_norm(cfg, cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         if cfg.tie_embeddings:
             self.lm_head.weight = self.tok_emb.weight    # tied: one matrix reads and writes tokens
-        for name, value in cfg.changes:                  # changes of a new kind plug in here (changes/<name>.py)
-            changes.plugged(name).install(self, value)
-        check_init_covers(self)
-        self.apply(self._init_weights)
-        for name, p in self.named_parameters():          # residual outputs scaled down with depth (GPT-2)
-            if name.endswith(tuple(f"{n}.weight" for n in OUTPUT_PROJECTIONS)):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
+        for slot in self.SLOTS:                          # empty plug points: the default computation runs
+            self.register_module(slot, None)
+        for path, module in self.plugs.items():          # each change's module into its slot, and nowhere else
+            if not path.endswith(".wiring"):
+                self._fill(path, module)
+        init_weights(self)
 
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
+    def _fill(self, path: str, module: nn.Module) -> None:
+        parent_path, _, slot = path.rpartition(".")
+        parent = self.get_submodule(parent_path) if parent_path else self
+        if slot not in getattr(type(parent), "SLOTS", ()) or not isinstance(module, nn.Module):
+            raise TypeError(f"{path}: not a plug point (a module of nn/model.py's slots: {', '.join(plug_points(self.cfg))})")
+        setattr(parent, slot, module)
+
+    def plug_of(self, module_name: str) -> str | None:
+        """The plug point whose change's module holds the module `module_name` (itself or within), or None: the
+        model's own."""
+        return next((path for path, m in self.plugs.items() if isinstance(m, nn.Module)
+                     and (module_name == path or module_name.startswith(path + "."))), None)
+
+    def optim_groups(self) -> dict[str, str]:
+        """Each parameter's optimiser group: what a change's module declares (`optim`: {param: group}) for its own,
+        else the rule: the blocks' matrices 'matrix' (Muon's under train.optimizer=muon, else AdamW with weight
+        decay), other matrices 'decay' (AdamW, weight decay), vectors and scalars 'no_decay'."""
+        groups = {n: "matrix" if n.startswith("blocks.") and p.dim() == 2 else "decay" if p.dim() >= 2 else "no_decay"
+                  for n, p in self.named_parameters()}
+        for path, module in self.plugs.items():
+            for pname, group in getattr(module, "optim", {}).items():
+                if group not in OPTIM_GROUPS:
+                    raise TypeError(f"{path}.{pname}: optimiser group {group!r}; allowed: {', '.join(OPTIM_GROUPS)}")
+                groups[f"{path}.{pname}"] = group
+        return groups
 
     def num_params(self, non_embedding: bool = False) -> int:
         """All parameters (a tied token matrix once, an untied head besides it), or the non-embedding ones:
@@ -352,27 +332,46 @@ class GPT(nn.Module):
                 n -= self.lm_head.weight.numel()
         return n
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, cache: KVCache | None = None):
-        """Logits of every position of idx (and the mean loss against targets). With a cache, idx continues
-        the sequences stored in it (positions cache.length onwards), and its keys and values are added."""
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, cache: KVCache | None = None,
+                terms: dict[str, torch.Tensor] | None = None):
+        """Logits of every position of idx (and the mean next-token cross-entropy against targets). With a cache,
+        idx continues the sequences stored in it (positions cache.length onwards), and its keys and values are
+        added. `terms`, a dict given by training: the changes' auxiliary loss terms are put there."""
         B, T = idx.shape
         start = cache.length if cache is not None else 0
         if start + T > self.cfg.block_size:
             raise ValueError(f"sequence length {start + T} exceeds block_size={self.cfg.block_size}")
+        ctx = Pass(idx, start, self.pos.rope(start, T), targets, cache)   # this call's, handed to every point
         x = self.drop(self.pos.add(self.tok_emb(idx), start))   # (B, T, n_embd)
-        rope = self.pos.rope(start, T)
-        state: State = {}                                # this call's, passed from block to block
+        if self.inputs is not None:                      # plug: the input stream (default: as embedded)
+            x = self.inputs(x, ctx)
         for i, block in enumerate(self.blocks):
-            x = block(x, rope, cache.layer(i) if cache is not None else None, state)
+            x = block(x, ctx, cache.layer(i) if cache is not None else None)
         if cache is not None:
             cache.length += T
+        if self.final is not None:                       # plug: the final hidden state (default: as it is)
+            x = self.final(x, ctx)
         logits = self.lm_head(self.norm_f(x))            # (B, T, vocab_size)
         if self.cfg.logit_softcap > 0:                   # smoothly bounded to (-cap, cap): no logit runs away
             logits = self.cfg.logit_softcap * torch.tanh(logits / self.cfg.logit_softcap)
+        if self.output is not None:                      # plug: the logits (default: as they are)
+            logits = self.output(logits, ctx)
         if targets is None:
             return logits, None
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+        if terms is not None:
+            terms.update(ctx.terms)
         return logits, loss
+
+
+OPTIM_GROUPS = ("matrix", "decay", "no_decay")
+
+
+def plug_points(cfg: ModelConfig) -> list[str]:
+    """Every plug point's path at this config's depth."""
+    blocks = [f"blocks.{i}.{slot}" for i in range(cfg.n_layer)
+              for slot in ("wiring", *Block.SLOTS, *(f"attn.{s}" for s in Attention.SLOTS))]
+    return [*GPT.SLOTS, *blocks]
 
 
 def match_mlp(cfg: ModelConfig, target: int) -> ModelConfig:

@@ -16,10 +16,12 @@ from .typed import build
 
 @dataclass(frozen=True)
 class Point:
-    """One point of the loss curve: mean loss on the fixed train and val windows after `iter` steps."""
+    """One point of the loss curve: mean next-token loss on the fixed train and val windows after `iter` steps, and
+    each auxiliary loss term a change adds (training minimises their sum), its mean on the train windows."""
     iter: int
     train: float
     val: float
+    terms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

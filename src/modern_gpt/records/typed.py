@@ -49,6 +49,11 @@ def _value(hint: Any, value: Any, where: str) -> Any:
             raise DataError(f"{where}={value!r}: not a list; rerun it: dvc repro")
         item = get_args(hint)[0]
         return tuple(_value(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if get_origin(hint) is dict:
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            raise DataError(f"{where}={value!r}: not a mapping of names; rerun it: dvc repro")
+        item = get_args(hint)[1]
+        return {k: _value(item, v, f"{where}.{k}") for k, v in value.items()}
     if hint in _PLAIN and not _PLAIN[hint][0](value):
         raise DataError(f"{where}={value!r}: not {_PLAIN[hint][1]}; rerun it: dvc repro")
     return value

@@ -113,6 +113,7 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
     settings `s`), the KV cache's bytes (computed, sliding-window layers capped at their window, and the cache
     tensor's real size: the two must agree), the weights' bytes, and
     prefill / decode tokens per second (median of s.repeats, s.batch sequences, greedy)."""
+    from ..changes import decode_numbers
     from .kv_cache import kv_cache
     cfg = model.cfg
     if len(prompt) + 1 > cfg.block_size:
@@ -121,7 +122,8 @@ def serve_row(model: GPT, prompt: list[int], s: ServeConfig, device: torch.devic
     new = min(s.new_tokens, cfg.block_size - len(prompt))
     out = generate(model, torch.tensor([prompt], device=device), new, temperature=s.temperature,
                    top_k=s.top_k or None, seed=s.seed)
-    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size, windows=cfg.windows)
+    computed = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size, windows=cfg.windows,
+                        state_numbers=decode_numbers(cfg))     # a change's decoding state counted beside K and V
     real = KVCache(cfg, batch=1, device=device)
     if real.nbytes != computed.bytes_per_sequence:            # the arithmetic and the tensor must agree
         raise AssertionError(f"KV cache: computed {computed.bytes_per_sequence} bytes, tensor {real.nbytes}")

@@ -2,7 +2,8 @@
 
 Each layer stores a key and a value vector per K/V head per token: 2 × kv_heads × head_dim numbers. A layer
 with a sliding window keeps at most `window` tokens, so at context C a sequence holds
-Σ over layers of 2 × kv_heads × head_dim × bytes × min(C, window_of_layer).
+Σ over layers of 2 × kv_heads × head_dim × bytes × min(C, window_of_layer), plus the fixed-size decoding state a
+change may keep besides (a token shift's last input: changes.DecodeState), `state_numbers` numbers a sequence.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ class KVCacheSize:
 
 
 def kv_cache(n_layer: int, n_kv_head: int, head_dim: int, dtype: str | int, context: int, batch: int = 1,
-             windows: Sequence[int | None] | None = None) -> KVCacheSize:
-    """The cache of `batch` sequences of `context` tokens. windows: one entry per layer, None = full attention."""
+             windows: Sequence[int | None] | None = None, state_numbers: int = 0) -> KVCacheSize:
+    """The cache of `batch` sequences of `context` tokens. windows: one entry per layer, None = full attention.
+    state_numbers: what each sequence keeps besides K and V, whatever its length (changes.decode_numbers)."""
     nbytes = dtype if isinstance(dtype, int) else dtype_bytes(dtype)
     for name, v in (("n_layer", n_layer), ("n_kv_head", n_kv_head), ("head_dim", head_dim),
                     ("context", context), ("batch", batch), ("dtype bytes", nbytes)):
@@ -44,7 +46,10 @@ def kv_cache(n_layer: int, n_kv_head: int, head_dim: int, dtype: str | int, cont
     if len(windows) != n_layer:
         raise ConfigError(f"windows: {len(windows)} entries for {n_layer} layers")
     per_layer_token = 2 * n_kv_head * head_dim * nbytes
+    if not isinstance(state_numbers, int) or isinstance(state_numbers, bool) or state_numbers < 0:
+        raise ConfigError(f"state_numbers={state_numbers!r}: must be a whole number >= 0")
     per_seq = sum(per_layer_token * (context if w is None else min(context, w)) for w in windows)
+    per_seq += state_numbers * nbytes
     return KVCacheSize(per_layer_token * n_layer, per_seq, per_seq * batch, context, batch)
 
 

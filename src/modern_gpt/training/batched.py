@@ -52,41 +52,53 @@ class Stacked:
         self.skeleton = copy.deepcopy(models[0]).to("meta")
         self.train_losses = vmap(self._loss)                   # each seed its own batch: (seeds, B, T)
         self.eval_losses = vmap(self._loss, in_dims=(0, 0, None, None))   # every seed the same windows
-        self.optimizer = make_optimizer(self.params.items(), cfg, stacked=1)
-        self.loss: torch.Tensor | None = None
+        self.optimizer = make_optimizer(models[0], cfg, self.params)
+        self.loss: torch.Tensor | None = None            # each seed's next-token loss, and what its step minimises
+        self.objective: torch.Tensor | None = None
 
-    def _loss(self, p: dict, b: dict, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    def _loss(self, p: dict, b: dict, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, dict]:
+        """One seed's next-token loss and the changes' auxiliary terms."""
         p = {**p, **{tied: p[name] for tied, name in self.ties.items()}}
-        return functional_call(self.skeleton, (p, b), (x, y))[1]
+        terms: dict[str, torch.Tensor] = {}
+        loss = functional_call(self.skeleton, (p, b), (x, y), {"terms": terms})[1]
+        return loss, terms
 
     def losses(self, x: torch.Tensor, y: torch.Tensor) -> list[float]:
         """Every seed's loss on its own batch, x and y (seeds, batch, block): the forward half of a step."""
         with autocast(self.cfg, self.device):
-            self.loss = self.train_losses(self.params, self.buffers, x.to(self.device), y.to(self.device))
+            self.loss, terms = self.train_losses(self.params, self.buffers, x.to(self.device), y.to(self.device))
+        self.objective = self.loss + sum(terms.values()) if terms else self.loss
         return self.loss.tolist()
 
     def update(self) -> None:
         """The backward half: each seed's gradient (they share no weights), clipped per seed, one step."""
-        self.loss.sum().backward()
+        self.objective.sum().backward()
         if self.cfg.grad_clip > 0:
             clip_each([p.grad for p in self.params.values()], self.cfg.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self.loss = None
+        self.loss = self.objective = None
 
     @torch.no_grad()
-    def evaluate(self, windows: tuple[torch.Tensor, torch.Tensor]) -> list[float]:
-        """Every seed's mean loss on the same fixed windows, in batches of train.batch_size."""
+    def evaluate(self, windows: tuple[torch.Tensor, torch.Tensor]) -> list[tuple[float, dict[str, float]]]:
+        """Every seed's mean loss on the same fixed windows, in batches of train.batch_size, and its mean of each
+        auxiliary term."""
         x_all, y_all = windows
         self.skeleton.eval()
         total = torch.zeros(len(self._models), dtype=torch.float64)
+        sums: dict[str, torch.Tensor] = {}
         for i in range(0, len(x_all), self.cfg.batch_size):
             x = x_all[i: i + self.cfg.batch_size].to(self.device)
             y = y_all[i: i + self.cfg.batch_size].to(self.device)
             with autocast(self.cfg, self.device):
-                total += self.eval_losses(self.params, self.buffers, x, y).double().cpu() * y.numel()
+                loss, terms = self.eval_losses(self.params, self.buffers, x, y)
+            total += loss.double().cpu() * y.numel()
+            for name, term in terms.items():
+                sums[name] = sums.get(name, 0) + term.double().cpu() * y.numel()
         self.skeleton.train()
-        return (total / len(x_all) / x_all[0].numel()).tolist()
+        n = len(x_all) * x_all[0].numel()
+        means = {name: (s / n).tolist() for name, s in sums.items()}
+        return [(loss, {name: m[i] for name, m in means.items()}) for i, loss in enumerate((total / len(x_all) / x_all[0].numel()).tolist())]
 
     def weights(self, i: int) -> dict[str, torch.Tensor]:
         return {name: p[i].detach().clone() for name, p in self.params.items()}

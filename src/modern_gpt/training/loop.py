@@ -12,7 +12,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Mapping
 
 import torch
 from tqdm import tqdm
@@ -62,23 +62,24 @@ def get_lr(it: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (cfg.lr - cfg.min_lr)
 
 
-def make_optimizer(named: Iterable[tuple[str, torch.Tensor]], cfg: TrainConfig, stacked: int = 0):
-    """train.optimizer over the model's (name, parameter) pairs. stacked: leading dimensions that stack several
-    models' copies (batched seeds).
+def make_optimizer(model: GPT, cfg: TrainConfig, params: Mapping[str, torch.Tensor] | None = None):
+    """train.optimizer over the model's parameters, each in its group (GPT.optim_groups: the rule, or a change's
+    declaration). params: other tensors in the model's parameters' places (batched seeds' stacked copies).
 
-    'adamw': AdamW, fused (one kernel for all tensors, on CPU and CUDA alike); weight decay on matrices only
-    (not on gains, biases or other vectors).
-    'muon': torch.optim.Muon on the blocks' matrices (attention and MLP projections), AdamW as above on the rest
-    (token table, output head, norms, biases), as nanochat and modded-nanogpt split them. Muon's
+    'adamw': AdamW, fused (one kernel for all tensors, on CPU and CUDA alike); weight decay on the groups 'matrix'
+    and 'decay' (matrices), none on 'no_decay' (gains, biases and other vectors).
+    'muon': torch.optim.Muon on the 'matrix' group (the blocks' attention and MLP projections), AdamW as above on
+    the rest (token table, output head, norms, biases), as nanochat and modded-nanogpt split them. Muon's
     adjust_lr_fn='match_rms_adamw' scales each matrix's step to the RMS an AdamW step has, so train.lr, the
     schedule and the grid's multiples mean the same for both; its weight decay is train.weight_decay, its
     momentum (0.95, Nesterov) its own default."""
-    named = [(name, p) for name, p in named if p.requires_grad]
-    muon = [p for name, p in named if cfg.optimizer == "muon" and name.startswith("blocks.") and p.dim() - stacked == 2]
-    rest = [p for _, p in named if not any(p is m for m in muon)]
+    group = model.optim_groups()
+    named = [(name, p) for name, p in (params or dict(model.named_parameters())).items() if p.requires_grad]
+    muon = [p for name, p in named if cfg.optimizer == "muon" and group[name] == "matrix"]
+    rest = [(name, p) for name, p in named if not any(p is m for m in muon)]
     groups = [
-        {"params": [p for p in rest if p.dim() - stacked >= 2], "weight_decay": cfg.weight_decay},
-        {"params": [p for p in rest if p.dim() - stacked < 2], "weight_decay": 0.0},
+        {"params": [p for name, p in rest if group[name] != "no_decay"], "weight_decay": cfg.weight_decay},
+        {"params": [p for name, p in rest if group[name] == "no_decay"], "weight_decay": 0.0},
     ]
     adamw = torch.optim.AdamW([g for g in groups if g["params"]], lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=True)
     if not muon:
@@ -165,27 +166,30 @@ class One:
         self.model, self.cfg, self.device, self.ranks = model, cfg, device, ranks
         self.fast = accelerate(model, cfg, device)
         self.stepped = wrap(self.fast, device)         # DistributedDataParallel under torchrun, else fast itself
-        self.optimizer = optimizer or make_optimizer(model.named_parameters(), cfg)
-        self.loss: torch.Tensor | None = None
+        self.optimizer = optimizer or make_optimizer(model, cfg)
+        self.loss: torch.Tensor | None = None         # the next-token loss (the curve's) ...
+        self.objective: torch.Tensor | None = None    # ... and what the step minimises: it plus the changes' terms
 
     def losses(self, x: torch.Tensor, y: torch.Tensor) -> list[float]:
         """The forward half of a step on x, y of shape (1, batch, block): the global batch's loss (under
         torchrun: over every process's slice), its graph kept for update()."""
         mine = self.ranks.rows(self.cfg.batch_size)                                # this process's slice
+        terms: dict[str, torch.Tensor] = {}
         with autocast(self.cfg, self.device):
-            _, self.loss = self.stepped(x[0][mine].to(self.device), y[0][mine].to(self.device))
+            _, self.loss = self.stepped(x[0][mine].to(self.device), y[0][mine].to(self.device), terms=terms)
+        self.objective = self.loss + sum(terms.values()) if terms else self.loss
         return [global_mean(self.loss)]
 
     def update(self) -> None:
         """The backward half: gradients, clipping, one optimiser step."""
-        self.loss.backward()
+        self.objective.backward()
         if self.cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self.loss = None
+        self.loss = self.objective = None
 
-    def evaluate(self, windows: tuple[torch.Tensor, torch.Tensor]) -> list[float]:
+    def evaluate(self, windows: tuple[torch.Tensor, torch.Tensor]) -> list[tuple[float, dict[str, float]]]:
         return [mean_loss(self.fast, windows, self.cfg)]
 
     def weights(self, i: int) -> dict[str, torch.Tensor]:
@@ -266,8 +270,8 @@ def fit(learner, model_cfg: ModelConfig, train_cfg: TrainConfig, train_data: tor
     final: list[dict | None] = [None] * n             # its weights then
 
     def evaluate(it: int) -> None:
-        train_loss, val_loss = (learner.evaluate(w) for w in windows)
-        points = [Point(it, t, v) for t, v in zip(train_loss, val_loss)]
+        on_train, on_val = (learner.evaluate(w) for w in windows)      # each seed's (loss, {term: mean})
+        points = [Point(it, t, v, terms) for (t, terms), (v, _) in zip(on_train, on_val)]
         for i in range(n):
             if stopped[i] is None:
                 curves[i].append(points[i])
