@@ -349,7 +349,7 @@ def test_the_second_ladder_is_off_by_default_and_on_switches_one_flag_a_row_from
     assert [x.name for x in Plan.from_dict(json.loads(text)).ladders] == [LadderName.MAIN, LadderName.BEYOND]
     assert '"name": "beyond"' in text                                              # the file holds the plain name
     with pytest.raises(DataError, match=r"^configs/plan.json.ladders\[1\].name='second': not one of main, beyond, "
-                                        r"scale; rerun it: dvc repro$"):
+                                        r"scale, catalogue; rerun it: dvc repro$"):
         Plan.from_dict(json.loads(text.replace('"name": "beyond"', '"name": "second"')))
 
 

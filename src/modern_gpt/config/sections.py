@@ -225,6 +225,13 @@ class BeyondConfig:
         return {**self.model, **self.train}
 
 
+@dataclass(frozen=True)
+class CatalogueConfig(BeyondConfig):
+    """`catalogue`: changes judged alone, off by default (ladder: []). A star, not a chain: row 0 is the main
+    ladder's last row (the book's design, its runs reused), and each flag of `ladder` is one row, row 0 with that
+    one setting switched to its value in `model` or `train`, compared with row 0 (pipeline/ladder.py's star)."""
+
+
 
 SCALE_BUDGETS = ("steps", "tokens_per_param")
 
@@ -377,8 +384,9 @@ PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "train": lambda raw, where: TrainConfig.from_dict(raw if isinstance(raw, Mapping) else _not_mapping(raw, where),
                                                      where),
     "launch": lambda raw, where: LaunchConfig.parse(raw), "ablation": _reads(AblationConfig),
-    "sweep": _reads(SweepConfig), "beyond": _reads(BeyondConfig), "scale": _reads(ScaleConfig),
+    "sweep": _reads(SweepConfig), "beyond": _reads(BeyondConfig),
+    "catalogue": _reads(CatalogueConfig), "scale": _reads(ScaleConfig),
     "settle": _reads(SettleConfig), "serve": _reads(ServeConfig), "report": _reads(ReportConfig),
 }
 SECTIONS = tuple(PARSERS)
-OPTIONAL = ("launch", "ablation", "sweep", "beyond", "scale", "settle", "report")
+OPTIONAL = ("launch", "ablation", "sweep", "beyond", "catalogue", "scale", "settle", "report")

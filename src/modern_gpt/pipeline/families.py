@@ -68,7 +68,8 @@ RERUN = Family("rerun", "rerun_{row}", (("row", "ablation.rerun"), SEEDS))
 SWEEP = Family("sweep", "sweep_{row}_x{lr}", (("row", "sweep.rows"), ("lr", "sweep.lr"), ("seed", "sweep.seeds")))
 BEYOND = Family("beyond", "beyond_{flag}", (("flag", "beyond.ladder"), SEEDS))
 SCALE = Family("scale", "scale_{size}_{row}", (("size", "scale.sizes"), ("row", "ladder"), SEEDS))   # size: no '_'
-TRAINING: tuple[Family, ...] = (MAIN, AA, LOO, RERUN, SWEEP, BEYOND, SCALE)
+CATALOGUE = Family("catalogue", "catalogue_{flag}", (("flag", "catalogue.ladder"), SEEDS))
+TRAINING: tuple[Family, ...] = (MAIN, AA, LOO, RERUN, SWEEP, BEYOND, SCALE, CATALOGUE)
 
 # The runs `modern-gpt settle` added where a verdict was open: one `foreach` stage over params.yaml's settle.runs
 # (<slug>-<seed>: {slug, seed}), since a matrix is a product of lists and these are per row. Its runs are a ladder

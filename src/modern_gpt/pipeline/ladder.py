@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..config import ModelConfig, TrainConfig
 from ..config.sections import BeyondConfig, LadderConfig
 from ..core.errors import ConfigError
-from .families import BEYOND, LOO
+from .families import BEYOND, CATALOGUE, LOO
 from .labels import BASELINE, BOOK, revert_label, row_label
 
 
@@ -62,6 +63,23 @@ def leave_one_out(baseline: ModelConfig, model: ModelConfig, flags: Sequence[str
     """The full model with one change reverted to its baseline value, for each flag."""
     return [Row(LOO.slug(flag=flag), revert_label(flag, getattr(model, flag), model),
                 switch(model, flag, getattr(baseline, flag), baseline), True) for flag in flags]
+
+
+def star(full: Row, train: TrainConfig, spec: BeyondConfig) -> list[Row]:
+    """The catalogue: row 0 the main ladder's last row (`full`, the book's design, whose runs it reuses), then for
+    each flag of spec.ladder row 0 with that one flag switched to its value in spec.model or spec.train: a star,
+    each row one change alone, each compared with row 0. [] when off."""
+    if not spec.ladder:
+        return []
+    rows = [Row(full.slug, BOOK, full.config, True, train)]
+    for flag in spec.ladder:                               # each alone: a chain of one, on row 0
+        one = dataclasses.replace(spec, ladder=[flag])
+        try:
+            _, row = beyond(full, train, one)
+        except ConfigError as e:
+            raise ConfigError("catalogue." + str(e).removeprefix("beyond.")) from None
+        rows.append(dataclasses.replace(row, slug=CATALOGUE.slug(flag=flag)))
+    return rows
 
 
 def beyond(full: Row, train: TrainConfig, spec: BeyondConfig) -> list[Row]:

@@ -8,16 +8,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..config import ModelConfig, TrainConfig
 from ..config.model_section import Baseline, ModelSection
-from ..config.sections import (OPTIONAL, PARSERS, SECTIONS, AblationConfig, BeyondConfig, LadderConfig, LaunchConfig,
-                               ScaleConfig, SettleConfig, SweepConfig)
+from ..config.sections import (OPTIONAL, PARSERS, SECTIONS, AblationConfig, BeyondConfig, CatalogueConfig,
+                               LadderConfig, LaunchConfig, ScaleConfig, SettleConfig, SweepConfig)
 from ..config import params as params_file
+from ..changes import plugged
 from ..core.errors import ConfigError
 from .families import BEYOND
-from .ladder import Row, beyond, ladder, leave_one_out
+from .ladder import Row, beyond, ladder, leave_one_out, star
 from .sizes import SizeLadder, size_ladders
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Params:
     launch: LaunchConfig = LaunchConfig()
     sweep: SweepConfig = SweepConfig()
     beyond: BeyondConfig = BeyondConfig()
+    catalogue: CatalogueConfig = CatalogueConfig()
     scale: ScaleConfig = ScaleConfig()
     settle: SettleConfig = SettleConfig()
 
@@ -49,6 +51,11 @@ class Params:
         """The second ladder's rows (beyond:), row 0 the main ladder's last; [] when it is off."""
         return beyond(self.rows(vocab_size)[-1], self.train, self.beyond)
 
+    def star_rows(self, vocab_size: int) -> list[Row]:
+        """The catalogue's rows (catalogue:), row 0 the main ladder's last, each other row one change alone on it;
+        [] when it is off."""
+        return star(self.rows(vocab_size)[-1], self.train, self.catalogue)
+
     def size_ladders(self, vocab_size: int) -> list[SizeLadder]:
         """The main ladder at every size of scale: (pipeline/sizes.py), smallest first; [] when it is off."""
         return size_ladders(self.scale, self.model, self.train,
@@ -63,7 +70,8 @@ STAGE_SECTIONS = tuple(s for s in SECTIONS if s not in LADDER_SECTIONS)
 def parse(raw: Any) -> Params:
     s = params_file.sections(raw, LADDER_SECTIONS, optional=OPTIONAL)
     alone = {name: PARSERS[name](s[name], name) for name in ("model", "baseline", "ladder", "seeds", "train",
-                                                             "ablation", "launch", "beyond", "scale")}
+                                                             "ablation", "launch", "beyond", "catalogue",
+                                                             "scale")}
     model, baseline, ladder_, train = alone["model"], alone["baseline"], alone["ladder"], alone["train"]
     flags, rows = list(ladder_.flags), list(ladder_.rows)
 
@@ -86,22 +94,39 @@ def parse(raw: Any) -> Params:
     ablation = dataclasses.replace(ablation, rerun=[r for r in rows if r in ablation.rerun])   # in ladder order
 
     params = Params(model=model, baseline=baseline, ladder=ladder_, seeds=list(seeds), train=train,
-                    ablation=ablation, launch=alone["launch"], beyond=alone["beyond"], scale=alone["scale"])
+                    ablation=ablation, launch=alone["launch"], beyond=alone["beyond"], catalogue=alone["catalogue"],
+                    scale=alone["scale"])
     params.rows(vocab_size=1)                                   # the ladders must resolve, now
     params.leave_one_out(vocab_size=1)
-    full = params.rows(vocab_size=1)[-1]                        # the second ladder's values, even when it is off:
-    if params.beyond.ladder:                                    # on, as its rows resolve on the model
-        beyond(full, train, params.beyond)
-    else:                                                       # off, each on its own (a window need not fit a
-        for flag, value in params.beyond.model.items():         # block_size shortened while the ladder is off)
-            ModelConfig.from_dict({flag: value, **({"block_size": value + 1} if flag == "attn_window" else {})},
-                                  "beyond.model")
-        beyond(full, train, dataclasses.replace(params.beyond, ladder=list(params.beyond.train), model={}))
+    full = params.rows(vocab_size=1)[-1]                        # the second ladder's and the catalogue's values,
+    check_past_the_book(full, train, params.beyond, "beyond", beyond)  # even when they are off
+    check_past_the_book(full, train, params.catalogue, "catalogue", star)
     params.size_ladders(vocab_size=1)                                  # every size against every row, now
     check_launch(params.launch, train.batch_size)
     beyond_slugs = [BEYOND.slug(flag=flag) for flag in params.beyond.ladder]
     return dataclasses.replace(params, sweep=parse_sweep(s["sweep"], rows + beyond_slugs, seeds),
                                settle=parse_settle(s["settle"], seeds))
+
+
+def check_past_the_book(full: Row, train: TrainConfig, spec: BeyondConfig, name: str,
+                        resolve: Callable[[Row, TrainConfig, BeyondConfig], list[Row]]) -> None:
+    """The second ladder's or the catalogue's values (`name`): on, as its rows resolve on the book's design (`full`,
+    by `resolve`); off, each on its own (a window need not fit a block_size shortened while it is off; a change's
+    value by its declaration alone)."""
+    if spec.ladder:
+        resolve(full, train, spec)
+        return
+    for flag, value in spec.model.items():
+        change = plugged(flag)
+        if change is not None:
+            try:
+                change.check_value(value)
+            except ConfigError as e:
+                raise ConfigError(f"{name}.model.{e}") from None
+        else:
+            ModelConfig.from_dict({flag: value, **({"block_size": value + 1} if flag == "attn_window" else {})},
+                                  f"{name}.model")
+    resolve(full, train, dataclasses.replace(spec, ladder=list(spec.train), model={}))
 
 
 def parse_settle(raw: Any, seeds: list[int]) -> SettleConfig:

@@ -16,7 +16,8 @@ from ..records.inputs import CorpusMeta, RowConfig
 from ..records.stages import (AddedSeeds, LadderName, LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow,
                               SweepPlanRun)
 from ..nn.model import match_mlp
-from .families import RERUN, SWEEP
+from ..changes.builtin import declared
+from .families import CATALOGUE, RERUN, SWEEP
 from ..config.hf_class import hf_name
 from .ladder import Row
 from .ladder_params import Params
@@ -90,19 +91,20 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     rows = p.rows(meta.vocab_size)
     loo = p.leave_one_out(meta.vocab_size)
     beyond = p.beyond_rows(meta.vocab_size)
+    starred = p.star_rows(meta.vocab_size)
     at_sizes = p.size_ladders(meta.vocab_size)
     check_split_sizes(meta.train.tokens, meta.val.tokens, block_size=rows[0].config.block_size)
     listed = [s for s in at_sizes if s.size.name is not None]          # the default size's rows are `rows`
     others = [(s.rows, s.train) for s in listed]
     if p.ablation.match_params:
         target = non_embedding(rows[0].config)
-        rows, loo, beyond = ([rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]],
-                             [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in loo],
-                             [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in beyond])
+        rows, loo, beyond, starred = (
+            [rows[0]] + [dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rows[1:]],
+            *([dataclasses.replace(r, config=match_mlp(r.config, target)) for r in rs] for rs in (loo, beyond, starred)))
         others = [([at[0]] + [dataclasses.replace(r, config=match_mlp(r.config, non_embedding(at[0].config)))
                               for r in at[1:]], train) for at, train in others]     # each size: its own baseline's
     # the second ladder's row 0 is the main ladder's last row, whose runs it reads: its config is that row's
-    configs = {r.slug: RowConfig(r.config, r.train or p.train) for r in rows + loo + beyond[1:]}
+    configs = {r.slug: RowConfig(r.config, r.train or p.train) for r in rows + loo + beyond[1:] + starred[1:]}
     configs |= {r.slug: RowConfig(r.config, train) for at, train in others for r in at}
     perturbed = dataclasses.replace(p.train, init_perturbation=p.ablation.rerun_perturbation)
     rerun = [r for r in rows if r.slug in p.ablation.rerun]
@@ -117,6 +119,10 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
     ladders = [LadderPlan(LadderName.MAIN, tuple(entry(r) for r in rows))]
     if beyond:
         ladders.append(LadderPlan(LadderName.BEYOND, tuple(entry(r) for r in beyond)))
+    if starred:                                      # each row's flag: its slug's; its claim: the flag's declaration
+        ladders.append(LadderPlan(LadderName.CATALOGUE, tuple(
+            entry(r, claim=declared(CATALOGUE.parse(r.slug)["flag"]).claim) if i else entry(r)
+            for i, r in enumerate(starred))))
     ladders += [LadderPlan(LadderName.SCALE, tuple(entry(r) for r in at), size=s.size.name)
                 for s, (at, _) in zip(listed, others)]
     return configs, Plan(
@@ -126,5 +132,5 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
         sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), sizes=tuple(s.size for s in at_sizes),
         looks=tuple(p.settle.looks) if p.settle.on else (), scale_cap=p.settle.scale_cap,
-        added=added_seeds(p, looks_of(p, rows + beyond[1:], [r for at, _ in others for r in at], sweep)),
+        added=added_seeds(p, looks_of(p, rows + beyond[1:] + starred[1:], [r for at, _ in others for r in at], sweep)),
     )

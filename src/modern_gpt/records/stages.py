@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..changes import Claim
 from ..config.sections import ServeConfig
 from ..core.errors import DataError
 from .typed import build
@@ -34,22 +35,29 @@ class PlannedRow:
     changed: bool                 # False where the flag's two values agree ("no change")
     hf_class: str | None          # the Hugging Face class computing what the row computes (None: no class)
     of: str | None = None         # a rerun: the ladder row it trains again
+    claim: Claim | None = None    # a catalogue row: its change's paper's claim (changes/<name>.py declares it)
 
 
 class LadderName(StrEnum):
     """The ladders a plan holds, each named once here: the book's (reports/ablation.md), the second ladder past it
-    (reports/beyond.md, params.yaml beyond:), and the book's ladder at one more size (one a listed size: scale.md)."""
+    (reports/beyond.md, params.yaml beyond:), the book's ladder at one more size (one a listed size: scale.md), and
+    the catalogue (reports/catalogue.md, params.yaml catalogue:), a star: each change alone against row 0."""
     MAIN = "main"
     BEYOND = "beyond"
     SCALE = "scale"
+    CATALOGUE = "catalogue"
 
 
 @dataclass(frozen=True)
 class LadderPlan:
-    """A ladder: row 0, then each row against the row above it."""
+    """A ladder: row 0, then each row against the row above it (a chain), or against row 0 (a star: the catalogue)."""
     name: LadderName
     rows: tuple[PlannedRow, ...]
     size: str | None = None       # a scale ladder: the size (scale.sizes' name) its rows train at
+
+    @property
+    def star(self) -> bool:
+        return self.name == LadderName.CATALOGUE
 
 
 @dataclass(frozen=True)

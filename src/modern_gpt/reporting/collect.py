@@ -63,7 +63,7 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
     rule = dict(confidence=s.confidence, param_tolerance=s.param_tolerance, band=s.borderline)
     designs = [design(plan, lp.size is not None, s.confidence, s.borderline) for lp in plan.ladders]
     judged = [ladder_results([(r.slug, r.label, records(r.slug, list(plan.seeds_of(r.slug)))) for r in lp.rows],
-                             d, **rule)
+                             d, star=lp.star, **rule)
               for lp, d in zip(plan.ladders, designs)]
     rows = judged[0]                                 # the main ladder: the checks below are its
     aa = None
@@ -86,7 +86,7 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
     ladders = [dataclasses.replace(
                    collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
                                   floor, plan, s, grid, extras if i == 0 else []),
-                   design=designs[i])
+                   design=designs[i], claims=tuple(r.claim for r in lp.rows) if lp.star else ())
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
                    uniform=math.log(meta.vocab_size), sizes=plan.sizes)
@@ -112,14 +112,15 @@ def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow],
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
     its sweep's cells off train.lr), its sweep rows (`sweep`; pairs at the best rates are read from the
     `whole_sweep`, since its row 0 may be another ladder's row) and its rows' serve records (a scale ladder's rows
-    are not served)."""
+    and the catalogue's are not served)."""
     cells = [row_result(c.runs[0].slug, f"{r.row.label} at lr {c.lr:g}", c.runs)
              for r in sweep for c in r.cells if not c.main]
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])
     return Ladder(lp.name, rows, info, sweep=sweep,
                   pairs=sweep_pairs(whole_sweep, rows, grid),
-                  serve=[served(r.slug) for r in lp.rows] if lp.size is None else [], size=lp.size)
+                  serve=[served(r.slug) for r in lp.rows] if lp.size is None and not lp.star else [],
+                  size=lp.size)
 
 
 def sweep_rows(plan: Plan, grid: Design, by_slug: dict[str, RowResult], records: Records,

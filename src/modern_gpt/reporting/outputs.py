@@ -11,6 +11,7 @@ CURVES_PLOT = "val_curves.png"
 SWEEP = "lr_sweep.csv"           # the learning-rate grid
 SWEEP_PLOT = "lr_sweep.png"
 BEYOND = "beyond.md"             # written while beyond.ladder lists flags (git alone tracks it)
+CATALOGUE = "catalogue.md"       # written while catalogue.ladder lists changes (git alone tracks it)
 SCALE = "scale.md"               # written while scale.sizes lists sizes (git alone tracks these three)
 SCALE_TABLE = "scale.csv"
 SCALE_PLOT = "scale.png"

@@ -72,13 +72,15 @@ def full_look(rows: list[RowResult]) -> Look | None:
                        rows[-1].look.design)
 
 
-def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], design: Design | None = None,
+def ladder_results(rows: list[tuple[str, str, list[RunRecord]]], design: Design | None = None, star: bool = False,
                    **rule) -> list[RowResult]:
-    """Each row of a ladder against the row above it (row 0 against nothing), judged at the design's looks (None:
-    once, on the seeds both ran); `rule`: row_result's keywords."""
+    """Each row of a ladder against the row above it (a chain), or against row 0 (a star: the catalogue), row 0
+    against nothing, judged at the design's looks (None: once, on the seeds both ran); `rule`: row_result's
+    keywords."""
     out: list[RowResult] = []
     for slug, label, runs in rows:
-        out.append(row_result(slug, label, runs, out[-1] if out else None, design=design, **rule))
+        ref = (out[0] if star else out[-1]) if out else None
+        out.append(row_result(slug, label, runs, ref, design=design, **rule))
     return out
 
 
@@ -173,6 +175,12 @@ class Ladder:
     serve: list[ServeRecord] = ()               # its rows' serve records, in row order (those served)
     size: str | None = None                     # a scale ladder: its size's name (Results.sizes)
     design: Design | None = None                # the looks its comparisons are judged at (settle.looks)
+    claims: tuple = ()                          # a star (the catalogue): each row's paper's claim (None: row 0)
+
+    @property
+    def star(self) -> bool:
+        """Each row against row 0 (the catalogue), not against the row above."""
+        return self.name == LadderName.CATALOGUE
 
 
 @dataclass(frozen=True)

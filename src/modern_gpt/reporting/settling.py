@@ -2,7 +2,7 @@
 the seeds the open ones ask for (reporting/looks.py; cli/settle.py writes them into params.yaml).
 
 The comparisons are the report's own: each ladder's rows against the row above and its last row against row 0
-(the main table, the second ladder, each size of the scale ladders), and each change's trend across sizes while its
+(the main table, the second ladder, each size of the scale ladders), each catalogue row against row 0, and each change's trend across sizes while its
 transfer verdict is open, and the learning-rate grid's comparisons at the best rates (the rates chosen on
 sweep.seeds, its first look, and fixed there). A comparison open at a look asks for the next look's seeds for every
 run slug it reads (a pair: both sides, a grid pair the runs at each side's best rate; a trend: the change's two rows
@@ -33,9 +33,10 @@ def comparisons(results: Results) -> list[Asked]:
     for ladder in results.ladders:
         name = ladder.name.value if ladder.size is None else f"scale {ladder.size}"
         rows = ladder.rows
-        out += [Asked(f"{name}: {row.label}", row.look, (above.slug, row.slug))
-                for above, row in zip(rows, rows[1:]) if row.look is not None]
-        full = full_look(rows)
+        refs = [rows[0]] * (len(rows) - 1) if ladder.star else rows[:-1]       # a star: each against row 0
+        out += [Asked(f"{name}: {row.label}", row.look, (ref.slug, row.slug))
+                for ref, row in zip(refs, rows[1:]) if row.look is not None]
+        full = full_look(rows) if not ladder.star else None
         if full is not None:
             out.append(Asked(f"{name}: full model against {rows[0].label}", full, (rows[0].slug, rows[-1].slug)))
         for pair in ladder.pairs:

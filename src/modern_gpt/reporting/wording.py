@@ -46,6 +46,27 @@ BEYOND_INTRO = ("Written by `dvc repro` (stage `report`) when params.yaml's `bey
 BEYOND_FULL = ("**Every change against the book's design:** Δ val {effect} (spread {spread}, range {range}, "
                "{confidence} CI {interval}): {verdict}; params {params_from} → {params_to}.")
 
+CATALOGUE_TITLE = "# The catalogue: each change alone on the book's design, against its paper's claim"
+CATALOGUE_INTRO = ("Written by `dvc repro` (stage `report`) when params.yaml's `catalogue.ladder` lists changes; do not "
+                   "edit by hand. Row 0 is the book's design, the last row of `reports/ablation.md`, on the same runs; "
+                   "each row below is row 0 with one change alone (a star, not a chain), at the same shape, on the "
+                   "same seeds and batches, and is compared with row 0 by the same rule. Beside each verdict, the "
+                   "claim of the change's paper and what became of it here: four layers and 500 steps, not the "
+                   "scale the papers worked at.")
+CATALOGUE_STAR = ("**A star.** Each of the {n} rows is compared with row 0 alone, on the seeds both ran, and follows its "
+                  "own looks: sharing row 0 leaves each comparison's error rates those of a lone comparison "
+                  "(docs/catalogue.md, by simulation). Row 0 ran {row0} seeds, the largest look any comparison "
+                  "reached; a comparison settled earlier is judged on its first seeds only. The comparisons share row 0, "
+                  "so the chance that at least one verdict here is wrong is larger than any one's: no count of claims "
+                  "that held is given.")
+CATALOGUE_NOTE = ("Losses are mean ± sd over a row's seeds (nats per token, fixed validation windows). Δ val is the "
+                  "mean per-seed difference from row 0 (negative is better), judged as the main table judges each "
+                  "row against the row above: the spread is {spread_sds} × the pooled seed sd, the band "
+                  "{band:g} × it. *here*: settled in the claimed direction, **claim holds here**; settled against "
+                  "it, **the opposite here**; settled as noise, **no effect larger than ±x here** (x: the far end of "
+                  "the interval); open at the cap, **open at the cap (n seeds)**; a claim about speed, memory, long "
+                  "context or stability, **not tested here**.¹")
+
 # ------------------------------------------------------------------------------------- the ladder at several sizes
 
 SCALE_TITLE = "# The ladder at several sizes: does each verdict hold?"

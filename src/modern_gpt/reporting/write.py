@@ -8,7 +8,8 @@ import pandas as pd
 
 from ..core.files import write_bytes, write_json
 from ..records.stages import LadderName
-from .outputs import (BEYOND, CSV_FLOAT, CURVES, CURVES_PLOT, MAIN, METRICS, RUNS, SCALE, SCALE_PLOT, SCALE_TABLE,
+from .catalogue import build_catalogue
+from .outputs import (BEYOND, CATALOGUE, CSV_FLOAT, CURVES, CURVES_PLOT, MAIN, METRICS, RUNS, SCALE, SCALE_PLOT, SCALE_TABLE,
                       SWEEP, SWEEP_PLOT, TABLE)
 from .pages import build_beyond, build_main, build_scale
 from .plots import SWEEP_COLUMNS, curves, curves_plot, scale_plot, sweep_plot, sweep_table
@@ -21,7 +22,7 @@ def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
 
 
 # The ladders past the main one, each with its own report beside ablation.md: its file and how it is built.
-LADDER_REPORTS = {LadderName.BEYOND: (BEYOND, build_beyond)}
+LADDER_REPORTS = {LadderName.BEYOND: (BEYOND, build_beyond), LadderName.CATALOGUE: (CATALOGUE, build_catalogue)}
 
 
 def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
