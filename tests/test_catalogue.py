@@ -139,3 +139,16 @@ def test_a_star_comparison_errs_as_a_lone_comparison_and_the_family_errs_more():
     null = [k for k, e in enumerate(effects) if e == 0]
     assert s.familywise >= max(s.better[k] + s.worse[k] for k in null)
     assert sum(s.row0_seeds) == trials and s.row0_seeds[-1] > 0      # row 0 ran to the cap in some stars
+
+
+def test_every_change_file_declares_itself_without_torch():
+    """The plan and review read the declarations: each file's top level imports no torch (its model code does, in
+    plugs(), when a model is built)."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from modern_gpt.changes.builtin import every\n"
+            "print(sorted(c.name for c in every() if c.plugs is not None))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert set(CATALOGUE) < set(eval(out.stdout))

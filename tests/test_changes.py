@@ -9,6 +9,7 @@ and the init rule covers every parameter. Three changes written to fail are caug
 
 import dataclasses
 import fnmatch
+from pathlib import Path
 
 import pytest
 import torch
@@ -126,7 +127,8 @@ def problems(change: Change, value) -> list[str]:
     scale = 0.02 / (2 * on.n_layer) ** 0.5
     for name, module in GPT(on).named_modules():
         if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] in OUTPUT_PROJECTIONS \
-                and with_it.plug_of(name) is None and not 0.7 * scale < module.weight.std() < 1.3 * scale:
+                and with_it.plug_of(name) is None and not declared(change, f"{name}.weight") \
+                and not 0.7 * scale < module.weight.std() < 1.3 * scale:
             found.append(f"{name} does not get the depth-scaled init")
     return found
 
@@ -345,3 +347,42 @@ def test_the_changes_of_a_new_kind_train_under_batched_seeds_as_one_at_a_time():
     for seed, (_, trained) in zip([0, 1], batched):
         _, alone = train(cfg, STEPS, DATA, DATA, seed=seed, progress=False)
         assert max(abs(a - b) for a, b in zip(trained.losses, alone.losses, strict=True)) < 1e-4
+
+
+def test_a_change_that_fills_every_plug_point_passes_on_equal_footing(monkeypatch):
+    """tests/fixtures/every_point.py, loaded as a file of changes/ would be: every point filled at once."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("modern_gpt.changes.every_point",
+                                                  Path(__file__).parent / "fixtures" / "every_point.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    change = broken(monkeypatch, module.plugs, drops=module.CHANGE.drops, reinit=module.CHANGE.reinit,
+                    state=module.CHANGE.state)
+    model = GPT(TINY.replace(broken=True))
+    filled = {p for p in model.plugs}
+    from modern_gpt.nn.model import plug_points
+    assert filled == set(plug_points(TINY))                  # every point of the model
+    assert model.optim_groups()["blocks.0.attn.mix_values.table.weight"] == "no_decay"
+    assert problems(change, True) == []
+    cache = KVCache(TINY.replace(broken=True), batch=2)      # its state counted beside K and V
+    assert cache.nbytes == sum(t.numel() * 4 for t in cache.kv) + 2 * TINY.n_embd * 4
+
+
+@pytest.mark.parametrize("name", ["mtp", "smear", "moe", "value_embeds", "diff_attn"])
+def test_a_catalogue_change_trains_under_batched_seeds_as_one_at_a_time_its_terms_logged_beside_the_loss(name):
+    """The batched path (torch.func over stacked weights) and the one-model path minimise the same objective: the
+    same losses, to rounding; a change's loss term is logged at each point of the curve, the curve's train and val
+    staying the next-token loss."""
+    from modern_gpt.training.batched import train_seeds
+    from modern_gpt.training.batches import fixed_windows
+    from modern_gpt.training.evaluate import mean_loss
+    cfg = TINY.replace(**{name: True})
+    batched = train_seeds(cfg, STEPS, DATA, DATA, [0, 1], label="batched", progress=False)
+    for seed, (_, trained) in zip([0, 1], batched):
+        model, alone = train(cfg, STEPS, DATA, DATA, seed=seed, progress=False)
+        assert max(abs(a - b) for a, b in zip(trained.losses, alone.losses, strict=True)) < 1e-4
+        assert [set(p.terms) for p in alone.curve] == [{"mtp"} if name == "mtp" else set()] * len(alone.curve)
+        assert all(abs(p.terms.get("mtp", 0) - q.terms.get("mtp", 0)) < 1e-4 for p, q in zip(alone.curve, trained.curve))
+        windows = fixed_windows(DATA, cfg.block_size, STEPS.eval_iters * STEPS.batch_size)
+        loss, terms = mean_loss(model, windows, STEPS)
+        assert abs(alone.curve[-1].val - loss) < 1e-6 and terms == alone.curve[-1].terms

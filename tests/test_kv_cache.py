@@ -135,3 +135,26 @@ def test_greedy_tokens_with_the_windowed_cache_equal_those_without_it_past_the_w
         assert fast.shape == (2, 24) and 21 > 4 * cfg.attn_window
         assert torch.equal(fast, slow)
         assert len(set(fast[0, 3:].tolist())) > 1                      # a sequence, not one token repeated
+
+
+def test_a_changes_decoding_state_is_counted_by_the_cache_the_arithmetic_and_the_serve_record():
+    """smear keeps one position of n_embd numbers per sequence besides K and V: the cache allocates it, its nbytes,
+    kv_cache()'s arithmetic and serve_row's record count it, and the two agree."""
+    from modern_gpt.changes import decode_numbers
+    from modern_gpt.config import ModelConfig
+    from modern_gpt.config.sections import ServeConfig
+    from modern_gpt.nn import GPT
+    from modern_gpt.serving.generate import serve_row
+    from modern_gpt.serving.kv_cache import kv_cache
+    cfg = ModelConfig(vocab_size=19, block_size=12, n_layer=2, n_head=4, n_kv_head=2, n_embd=16,
+                      pos="rope").replace(smear=True)
+    plain = KVCache(cfg.replace(smear=False), batch=3)
+    cache = KVCache(cfg, batch=3)
+    assert decode_numbers(cfg) == 16 and cache.held["inputs"].shape == (3, 1, 16)
+    assert cache.nbytes == plain.nbytes + 3 * 16 * 4
+    size = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, "float32", cfg.block_size, batch=3,
+                    state_numbers=decode_numbers(cfg))
+    assert size.bytes_total == cache.nbytes and size.bytes_per_token == 2 * 2 * 2 * 4 * 4
+    s = ServeConfig(prompt_tokens=3, new_tokens=4, temperature=0.0, top_k=0, seed=0, batch=1, repeats=1, run_seed=0)
+    record = serve_row(GPT(cfg).eval(), [1, 2, 3], s)
+    assert record["kv_bytes_tensor"] == record["kv_bytes_per_sequence"] == plain.nbytes // 3 + 16 * 4

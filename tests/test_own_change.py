@@ -37,8 +37,8 @@ def blocks(lang: str) -> list[str]:
 
 
 def test_the_pages_code_is_the_projects():
-    assert blocks("python")[0] == (ROOT / FILE).read_text()
-    assert blocks("python")[1] == (ROOT / "src/modern_gpt/changes/value_residual.py").read_text()
+    files = [FILE, *(f"src/modern_gpt/changes/{n}.py" for n in ("value_residual", "gated_attn", "mtp", "smear"))]
+    assert blocks("python") == [(ROOT / f).read_text() for f in files]
     entry = yaml.safe_load(blocks("yaml")[0])
     assert entry == {"beyond": {"ladder": ["parallel_block"], "model": {"parallel_block": True}}}
 
@@ -94,3 +94,49 @@ def test_your_own_change_trains_only_its_rows_is_judged_and_its_export_is_refuse
     (repo / FILE).write_text((repo / FILE).read_text() + "# an edit\n")
     assert ran(sh([*DVC, "repro", "plan"], repo).stdout) == {"plan"}
     assert status(repo) == {f"beyond@parallel_block-{s}" for s in (0, 1)} | {"report"}   # its runs, no other
+
+
+def test_a_change_filling_every_plug_point_trains_only_its_rows_decodes_as_it_recomputes_and_is_refused_export(repo):
+    """tests/fixtures/every_point.py as changes/every_point.py of a copy, judged alone in the catalogue."""
+    (repo / "src/modern_gpt/changes/every_point.py").write_text((ROOT / "tests/fixtures/every_point.py").read_text())
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["catalogue"] = {"ladder": ["every_point"], "model": {"every_point": True}}
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    before = runs_csv(repo)
+    new = {f"catalogue@every_point-{s}" for s in (0, 1)}
+    assert status(repo) == {"plan"} | new                                 # no other run, no serve stage
+    assert ran(sh([*DVC, "repro"], repo).stdout) == {"plan", "report"} | new
+    assert status(repo) == set()
+    after = runs_csv(repo)
+    assert {k: r for k, r in after.items() if k in before} == before       # every other run as it was
+    assert {k for k in after if k not in before} == {f"catalogue@catalogue_every_point-{s}" for s in (0, 1)}
+    text = (repo / "reports" / "catalogue.md").read_text()
+    assert re.search(r"\| 1 \| \+ every point \|.*\| (\**(better|worse|noise|borderline)).*\| lower val loss, shown at "
+                     r"a test's \(none: a test's\) \|", text), text
+    assert not (repo / "reports" / "beyond.md").exists() or "every point" not in (repo / "reports" / "beyond.md").read_text()
+
+    check = ("import torch\n"
+             "from modern_gpt.nn.checkpoint import load_run\n"
+             "from modern_gpt.nn.model import KVCache\n"
+             "from modern_gpt.serving.kv_cache import kv_cache\n"
+             "from modern_gpt.changes import decode_numbers\n"
+             "m = load_run('data/runs/catalogue_every_point/0').eval()\n"
+             "cfg = m.cfg\n"
+             "x = torch.randint(0, cfg.vocab_size, (2, cfg.block_size), generator=torch.Generator().manual_seed(0))\n"
+             "with torch.no_grad():\n"
+             "    full = m(x)[0]\n"
+             "    for step in (1, 5):\n"
+             "        c = KVCache(cfg, 2)\n"
+             "        got = torch.cat([m(x[:, i:i + step], cache=c)[0] for i in range(0, cfg.block_size, step)], 1)\n"
+             "        assert torch.allclose(got, full, atol=1e-5), step\n"
+             "size = kv_cache(cfg.n_layer, cfg.n_kv_head, cfg.head_dim, 'float32', cfg.block_size, windows=cfg.windows,\n"
+             "                state_numbers=decode_numbers(cfg))\n"
+             "assert decode_numbers(cfg) == cfg.n_embd and KVCache(cfg, 1).nbytes == size.bytes_per_sequence\n"
+             "print('decodes as it recomputes')\n")
+    done = sh([sys.executable, "-c", check], repo, env={"PYTHONPATH": str(repo / "src")})
+    assert done.stdout.strip() == "decodes as it recomputes"
+    refused = sh([sys.executable, "modern_gpt.py", "export", "data/runs/catalogue_every_point/0", "out"], repo,
+                 check=False)
+    assert refused.returncode != 0 and not (repo / "out").exists()
+    assert refused.stderr.strip() == ("modern-gpt: error: every_point=true: no Hugging Face class here computes it "
+                                      "(modern_gpt/changes/every_point.py declares hf=None)")
