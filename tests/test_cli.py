@@ -377,6 +377,28 @@ def test_sample_names_only_the_bad_setting(tmp_path, capsys, args, message):
     assert capsys.readouterr().err == f"modern-gpt: error: {message}\n"
 
 
+def test_the_quick_command_judges_the_catalogue_each_change_against_row_0(capsys, monkeypatch):
+    """--catalogue: each change params.yaml's catalogue: gives, alone on the book's design, compared with row 0."""
+    from modern_gpt.reporting import results
+    seen = []
+    original = results.row_result
+
+    def spy(slug, label, runs, ref=None, **kw):
+        seen.append((slug, ref.slug if ref is not None else None))
+        return original(slug, label, runs, ref, **kw)
+    monkeypatch.setattr(results, "row_result", spy)
+    assert main(["ablate", "--smoke", "--catalogue", "--iters", "2", "--n-layer", "2"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("the book's design", "+ "))]
+    assert [r.split("  ")[0] for r in rows] == ["the book's design", "+ sandwich norm", "+ value embeddings",
+                                               "+ partial RoPE (25%)", "+ differential attention", "+ gated attention",
+                                               "+ token shift (smear)", "+ multi-token prediction", "+ z-loss",
+                                               "+ MoE (top-2 of 4)"]
+    assert [ref for _, ref in seen] == [None] + ["qk_norm"] * 9
+    assert main(["ablate", "--smoke", "--catalogue", "--beyond"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--beyond and --catalogue: one ladder at a time (the second "
+                                                    "ladder, or the catalogue)")
+
+
 def test_the_quick_command_judges_the_second_ladder_with_your_own_changes_rows(capsys):
     """--beyond: the second ladder from the book's design, every flag params.yaml gives it while it is off, the
     parallel block and value-residual learning (changes/) included; two seeds get the rule's verdicts."""

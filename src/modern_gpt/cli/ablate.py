@@ -42,6 +42,9 @@ def add_parsers(sub) -> None:
     a.add_argument("--beyond", action="store_true",
                    help="the second ladder (params.yaml's beyond:, your own changes' rows included) from the book's "
                         "design, in place of the main ladder")
+    a.add_argument("--catalogue", action="store_true",
+                   help="the catalogue (params.yaml's catalogue:): each change alone on the book's design, each row "
+                        "against row 0, in place of the main ladder")
     a.add_argument("--batch-seeds", action="store_true",
                    help="train a row's seeds as one batched model: the same numbers; faster where one small model "
                         "leaves the device idle (a GPU), slower on a CPU (docs/speed.md)")
@@ -75,9 +78,10 @@ def second_ladder_train(row: Row, given: TrainConfig) -> dict:
 
 def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor, val_data: torch.Tensor,
                seeds: list[int], val_chars: int, progress: bool = True,
-               on_row: Callable[[RowResult], None] | None = None, batch_seeds: bool = False) -> list[RowResult]:
-    """Every row on every seed, each row compared with the one above it. batch_seeds: a row's seeds train
-    as one batched model (training.batched), the same numbers to rounding."""
+               on_row: Callable[[RowResult], None] | None = None, batch_seeds: bool = False,
+               star: bool = False) -> list[RowResult]:
+    """Every row on every seed, each row compared with the one above it (star: with row 0, the catalogue's way).
+    batch_seeds: a row's seeds train as one batched model (training.batched), the same numbers to rounding."""
     from ..reporting.results import row_result
     from ..training.batched import run_seeds
     from ..training.single import run
@@ -93,7 +97,8 @@ def run_ladder(rows: list[Row], train_cfg: TrainConfig, train_data: torch.Tensor
             runs = [run(row.slug, row.config, row_train, train_data, val_data, seed, val_chars=val_chars,
                         label=f"{row.label} (seed {seed})" if len(seeds) > 1 else row.label, progress=progress)[1]
                     for seed in seeds]
-        results.append(row_result(row.slug, row.label, runs, results[-1] if results else None))
+        ref = (results[0] if star else results[-1]) if results else None
+        results.append(row_result(row.slug, row.label, runs, ref))
         if on_row is not None:
             on_row(results[-1])
     return results
@@ -116,7 +121,9 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     train_text, val_text = split_text(text, args.val_fraction)
     tok = SymbolTokenizer.fit({"kind": "char"}, train_text, val_text)
     train_data, val_data = torch.tensor(tok.encode(train_text)), torch.tensor(tok.encode(val_text))
-    rows = rows_for(settings, tok.vocab_size, args.n_kv_head, beyond=args.beyond)
+    if args.beyond and args.catalogue:
+        raise ConfigError("--beyond and --catalogue: one ladder at a time (the second ladder, or the catalogue)")
+    rows = rows_for(settings, tok.vocab_size, args.n_kv_head, beyond=args.beyond, catalogue=args.catalogue)
     iters = settings["iters"]
     train_cfg = TrainConfig(
         iters=iters, batch_size=settings["batch_size"], lr=settings["lr"], min_lr=settings["lr"] / 10,
@@ -132,7 +139,8 @@ def cmd_ablate(args: argparse.Namespace) -> None:
     # a live progress bar on a terminal; nothing extra when the output is captured
     results = run_ladder(rows, train_cfg, train_data, val_data, list(range(args.seeds)),
                          val_chars=len(val_text), progress=sys.stderr.isatty(),
-                         on_row=lambda r: print(quick_line(r), flush=True), batch_seeds=args.batch_seeds)
+                         on_row=lambda r: print(quick_line(r), flush=True), batch_seeds=args.batch_seeds,
+                         star=args.catalogue)
     print()
     settings = Settings(floor=None if args.corpus else generated_floor())   # params.yaml's report thresholds
     for line in quick_warnings(results, settings, train_chars=len(train_text)):

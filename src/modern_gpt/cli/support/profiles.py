@@ -48,14 +48,20 @@ def settings_from(args: argparse.Namespace, profile: dict) -> dict:
     return {k: v if getattr(args, k, None) is None else getattr(args, k) for k, v in profile.items()}
 
 
-def rows_for(settings: dict, vocab_size: int, n_kv_head: int | None, beyond: bool = False) -> list[Row]:
+def rows_for(settings: dict, vocab_size: int, n_kv_head: int | None, beyond: bool = False,
+             catalogue: bool = False) -> list[Row]:
     """params.yaml's ladder (baseline, model, flags) at the profile's shape; the GQA row's K/V heads from
     --n-kv-head when given. A null head_dim (and a null baseline n_kv_head) follows the shape, as in the pipeline.
     beyond: the second ladder instead, from the book's design: beyond.ladder's flags, or while it is off ([]) every
-    flag given under beyond.model and beyond.train, in that order (a change of your own's row included)."""
+    flag given under beyond.model and beyond.train, in that order (a change of your own's row included).
+    catalogue: the catalogue's star instead, each change of catalogue.ladder (off: every one given) alone on the
+    book's design."""
     p = parse(project_params())
     shape = {k: settings[k] for k in SHAPE} | ({} if n_kv_head is None else {"n_kv_head": n_kv_head})
     p = dataclasses.replace(p, model=p.model.replace(**shape))
+    if catalogue:
+        changes = p.catalogue.ladder or [*p.catalogue.model, *p.catalogue.train]
+        return dataclasses.replace(p, catalogue=dataclasses.replace(p.catalogue, ladder=changes)).star_rows(vocab_size)
     if not beyond:
         return p.rows(vocab_size)
     flags = p.beyond.ladder or [*p.beyond.model, *p.beyond.train]
