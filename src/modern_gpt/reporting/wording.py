@@ -55,10 +55,11 @@ CATALOGUE_INTRO = ("Written by `dvc repro` (stage `report`) when params.yaml's `
                    "scale the papers worked at.")
 CATALOGUE_STAR = ("**A star.** Each of the {n} rows is compared with row 0 alone, on the seeds both ran, and follows its "
                   "own looks: sharing row 0 leaves each comparison's error rates those of a lone comparison "
-                  "(docs/catalogue.md, by simulation). Row 0 ran {row0} seeds, the largest look any comparison "
-                  "reached; a comparison settled earlier is judged on its first seeds only. The comparisons share row 0, "
-                  "so the chance that at least one verdict here is wrong is larger than any one's: no count of claims "
-                  "that held is given.")
+                  "(docs/catalogue.md, by simulation). The largest look a comparison here reached is {reached} seeds; "
+                  "row 0 ran {row0} (the main table's runs, with the seeds settling gave them for any comparison), and "
+                  "a comparison settled earlier is judged on its first seeds only. The comparisons share row 0, so the "
+                  "chance that at least one verdict here is wrong is larger than any one's: no count of claims that "
+                  "held is given.")
 CATALOGUE_NOTE = ("Losses are mean ± sd over a row's seeds (nats per token, fixed validation windows). Δ val is the "
                   "mean per-seed difference from row 0 (negative is better), judged as the main table judges each "
                   "row against the row above: the spread is {spread_sds} × the pooled seed sd, the band "
