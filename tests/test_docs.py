@@ -25,7 +25,7 @@ from modern_gpt.pipeline.families import SERVING, TRAINING, settle_runs, settle_
 from modern_gpt.reporting.runs_csv import from_csv
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORTS = [ROOT / "reports" / name for name in ("ablation.md", "beyond.md", "scale.md")]
+REPORTS = [ROOT / "reports" / name for name in ("ablation.md", "beyond.md", "scale.md", "catalogue.md")]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARK = "<!-- report -->"
 NOT_THE_REPORT = "<!-- not the report's -->"      # a figure measured elsewhere that happens to equal one of the report
