@@ -111,8 +111,8 @@ def test_a_change_filling_every_plug_point_trains_only_its_rows_decodes_as_it_re
     assert {k: r for k, r in after.items() if k in before} == before       # every other run as it was
     assert {k for k in after if k not in before} == {f"catalogue@catalogue_every_point-{s}" for s in (0, 1)}
     text = (repo / "reports" / "catalogue.md").read_text()
-    assert re.search(r"\| 1 \| \+ every point \|.*\| (\**(better|worse|noise|borderline)).*\| lower val loss, shown at "
-                     r"a test's \(none: a test's\) \|", text), text
+    assert re.search(r"\|\s*1\s*\|\s*\+ every point\s*\|.*\|\s*\**(better|worse|noise|borderline).*\|\s*lower val loss, "
+                     r"shown at a test's \(none: a test's\)\s*\|", text), text
     assert not (repo / "reports" / "beyond.md").exists() or "every point" not in (repo / "reports" / "beyond.md").read_text()
 
     check = ("import torch\n"

@@ -64,7 +64,14 @@ class ReferenceGPT(nn.Module):
         self.head = nn.Linear(n_embd, vocab_size, bias=False)
         self.head.weight = self.wte.weight
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor):
+    def optim_groups(self) -> dict[str, str]:
+        """Each parameter's optimiser group by GPT's rule (nn/model.py's optim_groups): the blocks' matrices, other
+        matrices, vectors."""
+        return {n: "matrix" if n.startswith("blocks.") and p.dim() == 2 else "decay" if p.dim() >= 2 else "no_decay"
+                for n, p in self.named_parameters()}
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor, terms: dict | None = None):
+        """terms: the training loop's dict for changes' loss terms, which the reference has none of."""
         x = self.wte(idx) + self.wpe(torch.arange(idx.size(1), device=idx.device))
         for block in self.blocks:
             x = block(x)
