@@ -361,7 +361,7 @@ def review_problems(lines: list[str]) -> list[str]:
         if vals is None:
             problems.append(f"modern-gpt review: {row['family']} {run}: no such run in reports/runs.csv")
             continue
-        vals = vals[:int(row["seeds"])]          # the seeds both sides ran: the base ones (settle's come after)
+        vals = vals[:int(row["paired seeds"])]   # the seeds both sides ran: the base ones (settle's come after)
         if row["BASE val"] != f"{sum(vals) / len(vals):.4f}":
             problems.append(f"modern-gpt review: {run}: BASE val {row['BASE val']}, reports/runs.csv gives "
                             f"{sum(vals) / len(vals):.4f}")
@@ -417,7 +417,7 @@ def test_the_review_page_quotes_a_review_and_the_check_reads_it():
     slug, vals = next(iter(runs.items()))
     mean = sum(vals) / len(vals)
     row = f"| `{slug}` | run | same | {len(vals)} | {{}} | {mean:.4f} | +0.0000 | | noise |"
-    page = f"```\n$ modern-gpt review HEAD\n| row | family | inputs | seeds | BASE val | val here | Δ val | CI | " \
+    page = f"```\n$ modern-gpt review HEAD\n| row | family | inputs | paired seeds | BASE val | val here | Δ val | CI | " \
            f"verdict |\n|---|---|---|---|---|---|---|---|---|\n{row}\n```\n"
     assert quote_problems(page.format(f"{mean:.4f}"))[0] == []
     assert any("BASE val" in p for p in quote_problems(page.format(f"{mean + 0.001:.4f}"))[0])

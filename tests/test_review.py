@@ -38,7 +38,7 @@ def seeds_of(run: str, mean: float, sd: float = 0.005, rng_seed: int = 0, **kw) 
     return [line(run, s, mean + rng.gauss(0, sd), **kw) for s in SEEDS]
 
 
-def test_a_changed_row_is_paired_by_seed_and_judged_by_the_main_tables_rule():
+def test_a_changed_row_is_paired_by_seed_and_judged_once():
     same = seeds_of("norm", 1.0)
     base = side("main", seeds_of("gqa", 0.96, rng_seed=1) + same)
     worse = [dataclasses.replace(x, val_loss=x.val_loss + 0.03 + 0.001 * x.seed, config_md5="c2")
@@ -56,6 +56,31 @@ def test_a_changed_row_is_paired_by_seed_and_judged_by_the_main_tables_rule():
     assert "`model.n_kv_head` `2` → `1`" in text_ and "| `norm` " in text_ and "+0.0000" in text_
     assert max(len(row.strip("|").split("|")) for row in text_.splitlines() if row.startswith("|")) <= 9
     assert data(r)["rows"][0]["verdict"] == "worse"
+
+
+def test_one_look_at_95_percent_says_better_where_the_tables_looks_would_leave_it_open():
+    """A review judges the same row on two commits once, at report.confidence (95%), on the paired seeds; the table
+    judges at its looks, 99.2% a look at 5 seeds. An effect that clears the one look but not 99.2% reads better in the
+    review, in words that say it is one look, and the table's own verdicts (open here) stay listed below it."""
+    base = side("main", seeds_of("qk_norm", 1.0, sd=0.004), table=(
+        {"row": "qk_norm", "variant": "+ QK-norm", "verdict": "noise", "noise_kind": "not shown either way"},))
+    shift = [0.0162, 0.0090, 0.0177, 0.0067, 0.0095]
+    here_runs = [dataclasses.replace(x, val_loss=x.val_loss - d, config_md5="c2") for x, d in zip(base.runs, shift)]
+    here = side("here", here_runs, table=({"row": "qk_norm", "variant": "+ QK-norm", "verdict": "borderline",
+                                          "noise_kind": ""},))
+    a, b = [x.val_loss for x in base.runs], [x.val_loss for x in here_runs]
+    assert compare(b, a, confidence=0.95, band=0.4).verdict == Verdict.BETTER
+    assert compare(b, a, confidence=0.992, band=0.4).verdict != Verdict.BETTER      # a look of the table: open
+    r = review(base, here)
+    assert r.confidence == 0.95 and r.rows[0].vs.verdict == Verdict.BETTER and r.rows[0].seeds == (0, 1, 2, 3, 4)
+    text_ = markdown(r)
+    assert "each judged once at 95%, report.confidence, on the seeds both sides ran: one look, not the table's looks" \
+        in text_
+    assert "paired seeds" in text_
+    assert "95% CI of Δ (one look)" in text_ and "verdict (one look)" in text_ and "**better**" in text_
+    assert "main table's rule" not in text_
+    assert "### The main table's verdicts that changed (its own rule, at its looks)" in text_
+    assert "noise (not shown either way) → **borderline**" in text_
 
 
 def test_unchanged_inputs_that_moved_are_named_by_how_far():

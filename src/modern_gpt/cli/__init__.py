@@ -1,4 +1,4 @@
-"""`modern-gpt ablate|bench|sample|repro|settle|shard|review|explain|import-config|export|import`, also `python -m
+"""`modern-gpt ablate|bench|sample|repro|reproduce|settle|shard|review|explain|import-config|export|import`, also `python -m
 modern_gpt` and the book's `python modern_gpt.py --ablate`.
 
 The layout is the rule: every module directly in cli/ is a command module, and only those are. Each has an
@@ -15,10 +15,10 @@ import argparse
 import sys
 
 from ..core.errors import ConfigError, DataError
-from . import ablate, bench, explain, hf_io, repro, review, sample, settle, shard
+from . import ablate, bench, explain, hf_io, repro, reproduce, review, sample, settle, shard
 from .support.parsing import CommandParser, command_hint
 
-COMMANDS = (ablate, bench, sample, repro, settle, shard, review, explain, hf_io)
+COMMANDS = (ablate, bench, sample, repro, reproduce, settle, shard, review, explain, hf_io)
 BOOK_SPELLING = ("ablate", "bench")             # `--ablate` and `--bench` as the first argument
 
 

@@ -1,5 +1,5 @@
 """`modern-gpt review [BASE]`: what this working tree did to each row against BASE's committed runs, paired by
-seed and judged by the main table's rule, as Markdown for a pull-request comment (or `--json`);
+seed and judged once (one look at report.confidence, on the seeds both sides ran), as Markdown for a pull-request comment (or `--json`);
 `modern-gpt review --check`: whether the committed reports are what the committed lock and runs give.
 
 Both read only what git tracks (reports/runs.csv, reports/ablation.csv, configs/, params.yaml, dvc.lock): no DVC

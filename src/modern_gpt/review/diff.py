@@ -1,9 +1,13 @@
-"""What a change did to each row, paired by seed across two commits, judged by the main table's rule.
+"""What a change did to each row: the same row on two commits, paired by seed, judged once.
 
 Seed s gives every row the same batches on any commit with the same tokenized corpus (corpus, split and tokenizer:
-one md5 in dvc.lock). So a row's seed s on BASE and here is a pair, and `compare()` judges here against BASE exactly
-as it judges a row against the row above. Where the tokens differ, a seed no longer means the same batches: the
-rows are then set side by side unpaired, without a verdict.
+one md5 in dvc.lock). So a row's seed s on BASE and here is a pair, and `compare()` judges here against BASE with
+the spread and interval the table uses, once, on every seed both sides ran, at report.confidence: one look. That is
+not the table's rule, which judges each comparison at its looks (settle.looks) at a stricter level per look (the
+level that keeps the whole sequence of looks as honest as one look at report.confidence): a review is a single
+comparison on seeds fixed before it is made, so the one-look level is its honest level. The table's own verdicts,
+on each side, are shown beside it (verdict_changes). Where the tokens differ, a seed no longer means the same
+batches: the rows are then set side by side unpaired, without a verdict.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ TITLE = "## modern-gpt review"
 
 
 def summary(r: Review) -> str:
-    """The first line: what changed, and what the rule says it did."""
+    """The first line: what changed, and what one look at report.confidence says it did."""
     changed = r.changed
     judged = [x for x in changed if x.vs is not None and x.vs.verdict in (Verdict.BETTER, Verdict.WORSE)]
     parts = [f"{len(changed)} of {len(r.rows)} rows changed inputs"]
@@ -67,14 +67,18 @@ def row_verdict(x: RowDiff) -> str:
 
 
 def rows_table(r: Review) -> list[str]:
-    head = ["row", "family", "inputs", "seeds", "BASE val", "val here", "Δ val", f"{r.confidence:.0%} CI of Δ",
-            "verdict"]
+    """Each row on BASE and here: the same row on two commits, judged once (one look, at report.confidence) on the
+    seeds both sides ran; not the table's rule, whose verdicts are judged at its looks (shown below it)."""
+    head = ["row", "family", "inputs", "paired seeds", "BASE val", "val here", "Δ val",
+            f"{r.confidence:.0%} CI of Δ (one look)", "verdict (one look)"]
     ordered = sorted(r.rows, key=lambda x: not x.inputs_changed)
     body = [[label(x), x.family, "**changed**" if x.inputs_changed else "same", str(len(x.seeds)),
              num(x.base.mean), num(x.here.mean), num(x.delta, sign=True),
              interval(x.vs), row_verdict(x)] for x in ordered]
-    how = ("paired by seed; Δ is here minus BASE, negative is better; the verdict is the main table's rule"
-           if r.paired else "unpaired (the tokens differ): Δ is the difference of the means, without a verdict")
+    how = (f"the same row on both commits, paired by seed; Δ is here minus BASE, negative is better; each judged "
+           f"once at {r.confidence:.0%}, report.confidence, on the seeds both sides ran: one look, not the table's "
+           "looks" if r.paired
+           else "unpaired (the tokens differ): Δ is the difference of the means, without a verdict")
     return [f"### Each row against BASE ({how})",
             tabulate(body, headers=head, tablefmt="pipe", disable_numparse=True,
                      colalign=["left", "left", "left", "right", "right", "right", "right", "right", "left"])]
@@ -93,10 +97,11 @@ def moved_lines(r: Review) -> list[str]:
 
 
 def verdict_lines(r: Review) -> list[str]:
+    """The main table's own verdicts (at its looks), BASE's and here's, where they differ."""
     if not r.verdicts:
-        return ["### The ladder's verdicts", "- the same on both sides"]
-    return ["### The ladder's verdicts that changed"] + [f"- `{row}` ({lbl}): {a} → **{b}**" for row, lbl, a, b in
-                                                        r.verdicts]
+        return ["### The main table's verdicts (its own rule, at its looks)", "- the same on both sides"]
+    return ["### The main table's verdicts that changed (its own rule, at its looks)"] + [
+        f"- `{row}` ({lbl}): {a} → **{b}**" for row, lbl, a, b in r.verdicts]
 
 
 def one_side_lines(r: Review) -> list[str]:

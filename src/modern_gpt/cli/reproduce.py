@@ -1,0 +1,134 @@
+"""`modern-gpt reproduce [REPORT ...] [--settle] [--remote NAME] [--jobs N|auto]`: an off-by-default report
+(reports/beyond.md, scale.md, catalogue.md) made again from what is committed.
+
+Each report's settings are reports/overlays/<report>.yaml (support/overlays.py): the command applies the named
+ones to params.yaml, runs the pipeline as `modern-gpt repro` does (or `modern-gpt settle`, with --settle), and puts
+the committed params.yaml, dvc.lock, configs/ and every other report back, keeping only the named reports' files as
+the pipeline wrote them: `git status` then says whether each is what its runs give. With --settle (one report), the
+runs settle adds go into that report's overlay. With --remote, DVC's run-cache is pulled from that remote first, and
+pushed to it every few minutes while runs train and at the end: killed, the same command on a fresh clone with the
+same remote goes on from there, training none of the finished runs again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import threading
+from pathlib import Path
+
+from .support import overlays
+from ..config.params import parse_yaml
+from ..core.errors import ConfigError, DataError
+from .support.dvc_calls import dvc
+
+PUSH_EVERY = 600                    # seconds between pushes of the run-cache to --remote while runs train
+COMMITTED = ("params.yaml", "dvc.lock", "configs")     # put back as committed after the pipeline ran
+
+
+def add_parsers(sub) -> None:
+    s = sub.add_parser("reproduce", help="make an off-by-default report again from what is committed: its overlay "
+                                         "(reports/overlays/) on params.yaml, the pipeline, the rest put back")
+    s.add_argument("reports", nargs="*", metavar="REPORT",
+                   help="beyond, scale, catalogue (reports/overlays/<REPORT>.yaml); default: every one, together")
+    s.add_argument("--jobs", default="auto", metavar="N|auto", help="training runs at once, as modern-gpt repro's")
+    s.add_argument("--settle", action="store_true",
+                   help="modern-gpt settle instead of repro: the runs it adds go into the report's overlay")
+    s.add_argument("--remote", metavar="NAME", default=None,
+                   help="a DVC remote (dvc remote add) to pull the run-cache from first and push it to as runs end")
+    s.set_defaults(func=cmd_reproduce)
+
+
+def files_of(name: str) -> set[str]:
+    """The report files an overlay makes, under reports/."""
+    return {f"reports/{f}" for f in overlays.FILES[name]}
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], capture_output=True, text=True)
+    if done.returncode:
+        raise DataError(f"git {' '.join(args)}: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+    return done.stdout
+
+
+def restore(keep: set[str]) -> None:
+    """params.yaml, dvc.lock, configs/ and the reports but `keep`, as HEAD has them (configs only a report's
+    params planned go)."""
+    git("checkout", "HEAD", "--", *COMMITTED)
+    git("clean", "-q", "-f", "--", "configs")
+    others = [p for p in git("ls-files", "reports").split() if p not in keep and not p.startswith("reports/overlays/")]
+    git("checkout", "HEAD", "--", *others)
+
+
+class Pusher:
+    """`dvc push --run-cache -r NAME` every PUSH_EVERY seconds in the background, and once at the end."""
+
+    def __init__(self, remote: str | None) -> None:
+        self.remote, self.stop = remote, threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True) if remote else None
+
+    def push(self) -> None:
+        done = dvc("--wait-for-lock", "push", "--run-cache", "-r", self.remote, check=False)
+        print(f"reproduce: run-cache pushed to {self.remote}" if not done.returncode else
+              f"reproduce: push to {self.remote} failed ({done.stderr.strip().splitlines()[-1:]}); going on",
+              flush=True)
+
+    def loop(self) -> None:
+        while not self.stop.wait(PUSH_EVERY):
+            self.push()
+
+    def __enter__(self) -> "Pusher":
+        if self.thread:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.thread:
+            self.stop.set()
+            self.thread.join()
+            self.push()
+
+
+def cmd_reproduce(args: argparse.Namespace) -> None:
+    from .repro import cmd_repro
+    from .settle import cmd_settle
+
+    if not Path("dvc.yaml").is_file():
+        raise DataError("dvc.yaml: not found here; run modern-gpt reproduce at the root of a clone of the project")
+    known = overlays.names()
+    chosen = args.reports or known
+    for name in chosen:
+        if name not in known:
+            raise ConfigError(f"report {name!r}: no {overlays.FOLDER}/{name}.yaml; allowed: {', '.join(known)}")
+    if args.settle and len(chosen) != 1:
+        raise ConfigError(f"--settle: name one report, whose overlay gains the runs settle adds (got "
+                          f"{', '.join(chosen)}); allowed: {', '.join(known)}")
+    changed = [line[3:] for line in git("status", "--porcelain", "--", *COMMITTED, "reports").splitlines()
+               if not line[3:].startswith(f"{overlays.FOLDER}/")]
+    if changed:
+        raise DataError(f"{changed[0]}: changed since HEAD; reproduce applies its overlays to the committed params "
+                        "and puts them, and the other reports, back after: commit or stash first")
+    layers = [overlays.read(name) for name in chosen]
+    text = Path("params.yaml").read_text(encoding="utf-8")
+    before = parse_yaml(text, "params.yaml")
+    Path("params.yaml").write_text(overlays.apply(text, layers), encoding="utf-8")
+    print(f"reproduce: params.yaml with {', '.join(f'{overlays.FOLDER}/{n}.yaml' for n in chosen)} on top",
+          flush=True)
+    try:
+        if args.remote:
+            dvc("pull", "--run-cache", "-r", args.remote, check=False)
+        with Pusher(args.remote):
+            run = argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None, rounds=0)
+            (cmd_settle if args.settle else cmd_repro)(run)
+        if args.settle:                           # what settle wrote into params.yaml goes to the overlay
+            after = parse_yaml(Path("params.yaml").read_text(encoding="utf-8"), "params.yaml")
+            if new := overlays.added_runs(before, after):
+                overlays.with_runs(chosen[0], new)
+                print(f"reproduce: {overlays.FOLDER}/{chosen[0]}.yaml gains {len(new)} settled runs", flush=True)
+    finally:
+        restore(set().union(*(files_of(n) for n in chosen)))
+    status = git("status", "--porcelain", "--", *sorted(set().union(*(files_of(n) for n in chosen))))
+    for name in chosen:
+        differ = [line[3:] for line in status.splitlines() if line[3:] in files_of(name)]
+        print(f"reproduce: {name}: " + (f"differs from the committed one ({', '.join(differ)}): git diff shows how"
+                                        if differ else "the same bytes as committed"), flush=True)
