@@ -7,10 +7,12 @@ import csv
 import io
 import json
 import re
+import sys
 
 import pytest
+import yaml
 
-from e2e import DVC, OPTIONS, ROWS, ran, report_rows, repro_with, sh, status
+from e2e import DVC, ONE_THREAD, OPTIONS, ROWS, ran, report_rows, repro_with, run_cache_entries, sh, status
 from fakes import LABELS
 from modern_gpt.records.stages import Plan
 
@@ -226,3 +228,45 @@ def test_a_users_corpus_folder_from_params(options_repo):
     sh(["git", "checkout", "params.yaml"], options_repo)
     out = sh([*DVC, "exp", "run", "-S", "data.corpus=data/missing.txt"], options_repo, check=False)
     assert out.returncode != 0 and "data/missing.txt" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.slow
+def test_reproduce_makes_a_report_from_its_committed_overlay_and_puts_everything_else_back(options_and_remote):
+    """`modern-gpt reproduce beyond --settle` on an overlay of the second ladder with looks of its own: the report
+    and the overlay's settled runs come out, params.yaml, dvc.lock, configs/ and the other reports as committed; the
+    run-cache goes to the remote. Committed, the same command without --settle trains nothing and says the report
+    is the same bytes; an unknown report and a changed params.yaml are one line each, and change nothing."""
+    repo, remote = options_and_remote, options_and_remote.parent / "modern-gpt-remote"
+    overlays = repo / "reports" / "overlays"
+    for f in overlays.glob("*.yaml"):
+        f.unlink()
+    (overlays / "beyond.yaml").write_text(
+        "# the second ladder, one flag\nbeyond:\n  ladder: [tie_embeddings]\n"
+        "settle:\n  looks: [2, 3]\n  runs:\n")
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-qm", "one overlay"], repo)
+    before = {p: (repo / p).read_bytes() for p in ("params.yaml", "dvc.lock", "reports/ablation.md")}
+    env = {**ONE_THREAD, "PYTHONPATH": str(repo / "src")}
+    cli = [sys.executable, "-m", "modern_gpt", "reproduce"]
+    out = sh([*cli, "beyond", "--settle", "--remote", "nearby"], repo, env=env, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "reproduce: beyond: differs from the committed one (reports/beyond.md)" in out.stdout
+    assert {p: (repo / p).read_bytes() for p in before} == before
+    changed = sh(["git", "status", "--porcelain"], repo).stdout.splitlines()
+    overlay = yaml.safe_load((overlays / "beyond.yaml").read_text())
+    added = overlay["settle"]["runs"] or {}
+    assert sorted(changed) == sorted([" M reports/beyond.md"] + ([" M reports/overlays/beyond.yaml"] if added else []))
+    assert all(v == {"slug": k.rsplit("-", 1)[0], "seed": 2} for k, v in added.items())
+    assert any("beyond_tie_embeddings" in cmd for cmd in run_cache_entries(remote))
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-qm", "the report"], repo)
+    again = sh([*cli, "beyond"], repo, env=env)
+    assert "reproduce: beyond: the same bytes as committed" in again.stdout
+    assert ": trained (" not in again.stdout
+    assert sh(["git", "status", "--porcelain"], repo).stdout == ""
+    for args, says in ((["nope"], "report 'nope': no reports/overlays/nope.yaml; allowed: beyond"),
+                       (["beyond"], "params.yaml: changed since HEAD")):
+        (repo / "params.yaml").write_text((repo / "params.yaml").read_text() + ("# edited\n" if args != ["nope"] else ""))
+        bad = sh([*cli, *args], repo, env=env, check=False)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and says in bad.stderr, bad.stderr
+    sh(["git", "checkout", "params.yaml"], repo)

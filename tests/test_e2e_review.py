@@ -132,13 +132,14 @@ def test_review_of_a_base_that_is_no_commit_or_predates_the_runs_table_is_one_li
 @pytest.mark.light
 def test_the_review_workflow_runs_its_steps_and_comments_once(repo, tmp_path):
     """.github/workflows/review.yml's `run:` steps in a clone of the fixture (origin: the base branch) with a pull
-    request's commit; a stand-in `gh` writes the comment to a file instead of posting it. Set-up is the README's
-    command (checked, not run: the clone gets this test's environment as its .venv)."""
+    request's commit; a stand-in `gh` writes the comment to a file instead of posting it. Set-up is the command
+    docs/review.md gives (checked, not run here: the clone gets this test's environment as its .venv; the review
+    install's own test installs it in a fresh environment)."""
     flow = yaml.safe_load((ROOT / ".github" / "workflows" / "review.yml").read_text())
     steps = [s for s in flow["jobs"]["review"]["steps"] if "run" in s]
-    readme = (ROOT / "README.md").read_text()
+    page = (ROOT / "docs" / "review.md").read_text()
     setup = steps[0]["run"].strip()
-    assert setup in readme and "pull_request" in flow[True] and flow["permissions"]["pull-requests"] == "write"
+    assert setup in page and "pull_request" in flow[True] and flow["permissions"]["pull-requests"] == "write"
     base = sh(["git", "rev-parse", "--abbrev-ref", "HEAD"], repo).stdout.strip()
     clone = tmp_path / "pr"
     sh(["git", "clone", "-q", str(repo), str(clone)], tmp_path)
@@ -182,3 +183,30 @@ def test_the_review_workflow_runs_its_steps_and_comments_once(repo, tmp_path):
     commit(clone, "a report edited by hand")
     done = job()
     assert done[-1][1] != 0 and "review --check" in done[-1][2], done               # a failed check fails the job
+
+
+@pytest.mark.light
+def test_the_review_install_brings_no_training_dependency_and_runs_review_and_the_check(repo, tmp_path):
+    """The review workflow's set-up step, as it is, in a clone of the fixture: a fresh environment with the project
+    and no extra, at requirements.txt's pins. Neither torch, ray nor transformers is installed, and `modern-gpt
+    review HEAD` and `review --check` run there (the check passes: the fixture's reports are what its runs give)."""
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "review.yml").read_text())
+    setup = next(s for s in flow["jobs"]["review"]["steps"] if "run" in s)["run"]
+    clone = tmp_path / "review"
+    sh(["git", "clone", "-q", str(repo), str(clone)], tmp_path)
+    env = {k: v for k, v in ENV.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(sys.prefix))
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", setup], cwd=clone, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    python = clone / ".venv" / "bin" / "python"
+    found = subprocess.run([str(python), "-c", "import importlib.util as u; print([m for m in ('torch', 'ray', "
+                            "'transformers', 'pandas', 'matplotlib') if u.find_spec(m)])"],
+                           capture_output=True, text=True, env=env)
+    assert found.stdout.strip() == "[]", found.stdout + found.stderr
+    review_ = subprocess.run([str(clone / ".venv" / "bin" / "modern-gpt"), "review", "HEAD"], cwd=clone, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert review_.returncode == 0 and review_.stdout.startswith("## modern-gpt review"), review_.stderr
+    check = subprocess.run([str(clone / ".venv" / "bin" / "modern-gpt"), "review", "--check"], cwd=clone, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0 and "the committed reports are what" in check.stdout, check.stdout + check.stderr

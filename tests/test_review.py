@@ -222,3 +222,33 @@ def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_
                  for side in (epyc, xeon)])
         if a.verdict.value != "borderline" and b.verdict.value != "borderline":
             assert a.verdict == b.verdict, row
+
+
+# what only training needs: pyproject's extras (train, hf, ray), none of which review may import
+BLOCKED = ("torch", "ray", "transformers", "safetensors", "matplotlib", "pandas", "tokenizers", "tqdm")
+BLOCKING = f"""import importlib.abc, sys
+class Blocked(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {BLOCKED!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked)", name=name)
+sys.meta_path.insert(0, Blocked())
+from modern_gpt.cli import main
+rc = main(sys.argv[1:])
+print("imported:", sorted(m for m in {BLOCKED!r} if m in sys.modules))
+sys.exit(rc)
+"""
+
+
+def test_review_and_its_check_run_with_every_training_dependency_blocked():
+    """The base install (what the review workflow installs) is review's: with torch, ray, transformers and the
+    rest of the extras blocked by an import hook, `review HEAD` and `review --check` run in this checkout and import
+    none of them (a command that did would stop on the hook: `needs torch`, exit 2)."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    for args in (["review", "HEAD"], ["review", "--check"]):
+        done = subprocess.run([sys.executable, "-c", BLOCKING, *args], cwd=root, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, (args, done.stdout, done.stderr)
+        assert "imported: []" in done.stdout and "needs " not in done.stderr, (args, done.stderr)
+        assert ("## modern-gpt review" if args[1] == "HEAD" else "review --check: ") in done.stdout + done.stderr

@@ -20,6 +20,9 @@ from .support.parsing import CommandParser, command_hint
 
 COMMANDS = (ablate, bench, sample, repro, reproduce, settle, shard, review, explain, hf_io)
 BOOK_SPELLING = ("ablate", "bench")             # `--ablate` and `--bench` as the first argument
+# pyproject's extras, by the module a command imports: the base install is review's (no torch)
+EXTRAS = {"torch": "train", "matplotlib": "train", "pandas": "train", "tokenizers": "train", "tqdm": "train",
+          "transformers": "hf", "safetensors": "hf", "ray": "ray"}
 
 
 def build_parser() -> tuple[CommandParser, dict[str, argparse.ArgumentParser]]:
@@ -58,4 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as e:                 # an extra this environment was installed without
+        module = (e.name or "").split(".")[0]
+        if module not in EXTRAS:
+            raise
+        print(f"modern-gpt: error: {args.command} needs {module}, which is not installed here: pip install -e "
+              f"'.[{EXTRAS[module]}]' (or pip install -r requirements.txt, which pins it)", file=sys.stderr)
+        return 2
     return 0
