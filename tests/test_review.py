@@ -9,6 +9,7 @@ import statistics
 import pytest
 from pathlib import Path
 
+from md_tables import cells
 from modern_gpt.core.errors import DataError
 from modern_gpt.records.stages import LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
 from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
@@ -54,7 +55,7 @@ def test_a_changed_row_is_paired_by_seed_and_judged_once():
     text_ = markdown(r)
     assert text_.splitlines()[2].startswith("**here against main:** 1 of 2 rows changed inputs; gqa worse")
     assert "`model.n_kv_head` `2` → `1`" in text_ and "| `norm` " in text_ and "+0.0000" in text_
-    assert max(len(row.strip("|").split("|")) for row in text_.splitlines() if row.startswith("|")) <= 9
+    assert max(len(cells(row)) for row in text_.splitlines() if row.startswith("|")) <= 9
     assert data(r)["rows"][0]["verdict"] == "worse"
 
 
@@ -233,7 +234,10 @@ class Blocked(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f"No module named {{name!r}} (blocked)", name=name)
 sys.meta_path.insert(0, Blocked())
 from modern_gpt.cli import main
-rc = main(sys.argv[1:])
+try:
+    rc = main(sys.argv[1:])
+except SystemExit as e:              # review --check exits 1 on a problem
+    rc = e.code
 print("imported:", sorted(m for m in {BLOCKED!r} if m in sys.modules))
 sys.exit(rc)
 """
