@@ -1,18 +1,30 @@
-"""What the tests build by hand, defined once: a run record (run_record) and its run.json (run_json), the book's
-ladder labels (LABELS), and the check that an error is one line (one_line). Fixtures live in conftest.py; the trained workspaces in e2e.py; the one
-Markdown-table reader in md_tables.py."""
+"""What the tests build by hand, defined once: a run record (run_record) and its run.json (run_json), a ladder's
+rows of them (ladder), the book's ladder labels (LABELS), the committed params (default) and the plan stage's files
+on them (plan_files), and the checks that an error is one line (one_line) saying a message (refused). Fixtures live
+in conftest.py; the trained workspaces in e2e.py; the one Markdown-table reader in md_tables.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
 from modern_gpt.config import ModelConfig, TrainConfig
+from modern_gpt.config.params import read_yaml
+from modern_gpt.core.errors import ConfigError
+from modern_gpt.pipeline.ladder_params import parse
+from modern_gpt.pipeline.plan import plan
+from modern_gpt.records.inputs import CorpusFile, CorpusMeta, SplitSize
 from modern_gpt.records.run_record import Point, RunRecord
+from modern_gpt.records.stages import Plan
+from modern_gpt.reporting.results import RowResult, ladder_results
+from modern_gpt.reporting.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
 
 LABELS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
 MODEL = {"n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, "mlp_hidden": 0}
@@ -43,9 +55,42 @@ def run_json(cfg: ModelConfig, slug: str = "qk_norm", seed: int = 0) -> str:
     return json.dumps(dataclasses.replace(run_record(seed, slug=slug), model=cfg).to_dict())
 
 
+def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: Settings = Settings(),
+           **kw) -> list[RowResult]:
+    """Rows r0, r1, ... labelled LABELS[0], LABELS[1], ... (seed i is index i), each against the row above, at the
+    settings' confidence; `kw` go to each run_record."""
+    params = params or [100_000] * len(vals)
+    return ladder_results(
+        [(f"r{i}", LABELS[i], [run_record(seed, v, params=p, slug=f"r{i}", **kw) for seed, v in enumerate(row)])
+         for i, (row, p) in enumerate(zip(vals, params))],
+        confidence=s.confidence, param_tolerance=s.param_tolerance)
+
+
+def default() -> dict:
+    """The committed params.yaml, as read."""
+    return read_yaml(ROOT / "params.yaml")
+
+
+META = CorpusMeta(CorpusFile("corpus.txt", 110_000, "", 110_000), 0.1, "char", 48, SplitSize(100_000, 100_000),
+                  SplitSize(10_000, 10_000))
+
+
+def plan_files(raw: dict) -> tuple[dict[str, dict], Plan]:
+    """The plan stage's work on params `raw` (on the corpus META): each row's config file as it is written, and
+    the plan."""
+    configs, planned = plan(parse(raw), META)
+    return {slug: config.to_dict() for slug, config in configs.items()}, planned
+
+
 def one_line(call: Callable[[], Any], kind: type[BaseException] = Exception) -> str:
     """The error `call` raises (of `kind`), checked to be one line; its text."""
     with pytest.raises(kind) as e:
         call()
     assert "\n" not in str(e.value), str(e.value)
     return str(e.value)
+
+
+def refused(call: Callable[[], Any], message: str) -> None:
+    """`call` raises a one-line ConfigError that says `message`."""
+    said = one_line(call, ConfigError)
+    assert message in said, said

@@ -11,6 +11,7 @@ import pytest
 
 import modern_gpt.training.loop as loop
 from fakes import LABELS, run_record
+from md_tables import cells
 from modern_gpt.cli import main
 from modern_gpt.config.params import project_params
 from modern_gpt.reporting.results import row_result
@@ -287,8 +288,7 @@ def test_bench_decode_times_servings_generation_with_and_without_the_cache(monke
     monkeypatch.setattr(decode, "timings", recorded)
     assert main(["bench", "--decode", "--contexts", "16,8", "--iters", "2", "--windows", "1", "--n-layer", "1",
                  "--n-embd", "32"]) == 0
-    lines = [[c.strip() for c in line.strip("|").split("|")] for line in capsys.readouterr().out.splitlines()
-             if line.startswith("| ")]
+    lines = [cells(line) for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert lines[0][:2] == ["row", "context"] and len(lines[0]) == 7
     rows = ("Step 1 baseline", "+ QK-norm")
     assert [line[:2] for line in lines[1:]] == [[row, c] for row in rows for c in ("8", "16")]

@@ -302,7 +302,7 @@ def exp_show_problems(lines: list[str]) -> tuple[list[str], dict[str, str]]:
 
 def normalised(line: str) -> tuple[str, ...] | str:
     """A report line as a page quotes it: table padding trimmed."""
-    return tuple(c.strip() for c in line.strip().strip("|").split("|")) if line.startswith("|") else line.strip()
+    return tuple(md_tables.cells(line)) if line.startswith("|") else line.strip()
 
 
 def git_diff_problems(file: str, lines: list[str], workspace: dict[str, str]) -> list[str]:

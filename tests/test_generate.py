@@ -20,8 +20,8 @@ from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.config.sections import ServeConfig, section
 from modern_gpt.serving.generate import generate, serve_row, timings
-from fakes import run_json
-from test_report import ladder
+from fakes import ladder, run_json
+from md_tables import cells
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = read_params(ROOT / "params.yaml").rows(vocab_size=19)
@@ -105,7 +105,7 @@ def test_the_serving_section_shows_the_cache_and_the_gqa_saving():
     text = build_main(Results([Ladder("main", rows, serve=served(rows, [4, 4, 2]))], Settings())).markdown
     assert "## Serving cost" in text and "## Samples" in text
     lines = [line for line in text.splitlines() if line.startswith("| + RoPE")]
-    assert [c.strip() for c in lines[0].strip("|").split("|")] == [
+    assert cells(lines[0]) == [
         "+ RoPE", "2", "2 KiB", "128 KiB", "128 KiB", "0.50×", f"{(16 * 2**30 - 3_000_000) // (65536 * 2):,}",
         "5,000", "902"]
     assert ("**+ RoPE** keeps 0.50× the KV cache of the row above (4 K/V heads → 2 K/V heads), so 65,524 → "
@@ -231,7 +231,7 @@ def test_the_serving_section_shows_a_windows_saving_computed_and_from_the_tensor
                                    decode_tokens_per_sec=850.0)   # 3 x 16 + 64 layer-tokens
     text = build_main(Results([Ladder("main", rows, serve=[full, windowed])], Settings())).markdown
     line = next(x for x in text.splitlines() if x.startswith(f"| {rows[1].label}"))
-    assert [c.strip() for c in line.strip("|").split("|")] == [
+    assert cells(line) == [
         rows[1].label, "2", "window 16 on 3 of 4 layers", "8 KiB", "224 KiB", "224 KiB", "0.44×",
         f"{(16 * 2**30 - 3_000_000) // (2048 * 112):,}", "5,000", "850"]
     assert ("keeps 0.44× the KV cache of the row above (2 K/V heads → 2 K/V heads, window 16 on 3 of 4 layers)"

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fakes import one_line
+from fakes import LABELS, META, default, plan_files, refused
 from modern_gpt.config import params as params_file
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.config.model_section import Baseline, ModelSection
 from modern_gpt.config.params import read_yaml
 from modern_gpt.pipeline.plan import plan
-from modern_gpt.records.inputs import CorpusFile, CorpusMeta, RowConfig, SplitSize
+from modern_gpt.records.inputs import CorpusMeta, RowConfig
 from modern_gpt.records.stages import Floor, LadderName, Plan
 from modern_gpt.config.sections import (OPTIONAL, SECTIONS, DataConfig, GenerateConfig, ReportConfig,
                                         TokenizerConfig, section)
@@ -25,17 +25,12 @@ from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import BAND
 
 ROOT = Path(__file__).resolve().parents[1]
-SEVEN_ROWS = ["Step 1 baseline", "+ RMSNorm", "+ RoPE", "+ SwiGLU", "+ no bias", "+ GQA (kv=2)", "+ QK-norm"]
-
-
-def default() -> dict:
-    return read_yaml(ROOT / "params.yaml")
 
 
 def test_the_committed_params_resolve_to_the_seven_row_ladder():
     p = read_params(ROOT / "params.yaml")
     rows = p.rows(vocab_size=50)
-    assert [r.label for r in rows] == SEVEN_ROWS
+    assert [r.label for r in rows] == LABELS
     assert rows[0].config.n_kv_head == rows[0].config.n_head          # empty baseline n_kv_head: multi-head
     assert p.seeds == [0, 1, 2, 3, 4]                                      # five seeds per row
     assert p.sweep.seeds == [0, 1, 2]                                   # the grid: the first three
@@ -68,22 +63,6 @@ def with_(section: str, key: str | None, value) -> dict:
     else:
         raw[section] = {**raw[section], key: value}
     return raw
-
-
-META = CorpusMeta(CorpusFile("corpus.txt", 110_000, "", 110_000), 0.1, "char", 48, SplitSize(100_000, 100_000),
-                  SplitSize(10_000, 10_000))
-
-
-def plan_files(raw: dict) -> tuple[dict[str, dict], Plan]:
-    """The plan stage's work on params `raw`: each row's config file as it is written, and the plan."""
-    configs, planned = plan(parse(raw), META)
-    return {slug: config.to_dict() for slug, config in configs.items()}, planned
-
-
-def refused(call, message: str) -> None:
-    """`call` raises a one-line ConfigError that says `message`."""
-    said = one_line(call, ConfigError)
-    assert message in said, said
 
 
 def beyond_on(**values) -> dict:
@@ -203,7 +182,7 @@ def test_parse_reads_only_the_ladder_sections():
     """A bad tokenizer, data or report setting is the business of the stage that reads it, not the plan's."""
     raw = with_("tokenizer", "kind", "words")
     raw = {**raw, "data": {**raw["data"], "val_fraction": 1.5}, "report": {**raw["report"], "confidence": 2.0}}
-    assert [r.label for r in parse(raw).rows(vocab_size=50)] == SEVEN_ROWS
+    assert [r.label for r in parse(raw).rows(vocab_size=50)] == LABELS
 
 
 def test_the_plan_refuses_a_params_yaml_without_its_serve_section_in_one_line():
@@ -228,7 +207,7 @@ def test_the_ladder_must_start_with_baseline_and_says_so_in_one_line():
 def test_model_head_dim_takes_null_or_an_integer(setting, width):
     p = parse(with_("model", "head_dim", setting))
     rows = p.rows(vocab_size=50)
-    assert [r.label for r in rows] == SEVEN_ROWS
+    assert [r.label for r in rows] == LABELS
     assert {r.config.head_dim for r in rows} == {width}      # null resolved; the baseline keeps the model's shape
 
 
@@ -245,7 +224,7 @@ def test_a_null_head_dim_follows_a_ladder_of_heads_and_a_set_one_stays():
 def test_model_pos_none_is_accepted_and_resolves_the_ladder():
     p = parse(with_("model", "pos", "none"))
     rows = p.rows(vocab_size=50)
-    assert [r.label for r in rows] == [*SEVEN_ROWS[:2], "+ NoPE", *SEVEN_ROWS[3:]]
+    assert [r.label for r in rows] == [*LABELS[:2], "+ NoPE", *LABELS[3:]]
     assert rows[1].config.pos == "learned" and rows[2].config.pos == "none" and rows[-1].config.pos == "none"
 
 

@@ -10,25 +10,14 @@ import statistics
 
 import pytest
 
-from fakes import LABELS as BOOK, run_record
+import md_tables
+from fakes import LABELS, ladder, run_record
 from modern_gpt.reporting.findings import memorised, overfitting
 from modern_gpt.reporting.pages import build_main
-from modern_gpt.reporting.results import Ladder, Results, RowResult, ladder_results, row_result
+from modern_gpt.reporting.results import Ladder, Results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
 from modern_gpt.reporting.table import TABLE as COLUMNS, markdown_table
-
-LABELS = BOOK[:3]                      # the cases here have at most three rows
-
-
-def ladder(vals: list[list[float | None]], params: list[int] | None = None, s: Settings = Settings(),
-           **kw) -> list[RowResult]:
-    """Rows r0, r1, ... (seed i is index i), each against the row above, at the settings' confidence."""
-    params = params or [100_000] * len(vals)
-    return ladder_results(
-        [(f"r{i}", LABELS[i], [run_record(seed, v, params=p, slug=f"r{i}", **kw) for seed, v in enumerate(row)])
-         for i, (row, p) in enumerate(zip(vals, params))],
-        confidence=s.confidence, param_tolerance=s.param_tolerance)
 
 
 def report_of(vals, s: Settings = Settings(), params=None, info=None, **kw):
@@ -39,24 +28,15 @@ def headers(confidence: float = 0.95) -> list[str]:
     return [c.header.replace("{confidence}", f"{confidence:.0%}") for c in COLUMNS if not c.looks_only]
 
 
-def split_row(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def tables(markdown: str, confidence: float = 0.95) -> list[list[dict[str, str]]]:
-    """Every table with the COLUMNS header, each as a list of {header: cell} rows."""
-    lines = markdown.splitlines()
+    """Every table with the COLUMNS header, each as a list of {header: cell} rows (each row has every column)."""
     want = headers(confidence)
     out = []
-    for i, line in enumerate(lines):
-        if line.startswith("|") and split_row(line) == want:
-            body = []
-            for row in lines[i + 2:]:                                  # skip the alignment line
-                if not row.startswith("|"):
-                    break
-                cells = split_row(row)
-                assert len(cells) == len(want), row
-                body.append(dict(zip(want, cells)))
+    for lines in md_tables.tables(markdown):
+        head, body = md_tables.rows(lines)
+        if head == want:
+            for line in lines[2:]:
+                assert len(md_tables.cells(line)) == len(want), line
             out.append(body)
     return out
 
@@ -80,7 +60,7 @@ def test_clear_effects_are_called_and_noise_is_not():
     vals = [[2.00, 2.01, 2.02], [2.005, 2.012, 2.018], [1.80, 1.81, 1.82]]
     report = report_of(vals, info={"corpus": "x"})
     body = table(report.markdown)
-    assert [r["variant"] for r in body] == LABELS
+    assert [r["variant"] for r in body] == LABELS[:3]
     assert [r["#"] for r in body] == ["0", "1", "2"]
     # row 1: diffs +0.005, +0.002, -0.002, its 90% interval +0.0017 +- 0.0059 inside +- the spread 0.0143
     assert body[1]["verdict"] == f"noise ({NO_EFFECT})" and report.table[1]["noise_kind"] == NO_EFFECT
@@ -142,7 +122,7 @@ def test_a_diverged_seed_is_counted_in_the_csv_rows():
 
 def test_memorising_runs_are_flagged():
     rows = ladder([[0.05, 0.06], [0.04, 0.05], [0.04, 0.05]])
-    assert memorised(rows, Settings()) == LABELS
+    assert memorised(rows, Settings()) == LABELS[:3]
     assert "**Memorised:**" in build_main(Results([Ladder("main", rows)], Settings())).markdown
     healthy = ladder([[1.2, 1.21], [1.1, 1.12], [1.0, 1.01]])
     assert memorised(healthy, Settings()) == []
@@ -268,13 +248,13 @@ def test_columns_are_declared_once_and_are_the_table_header():
     rows = ladder([[2.0, 2.01], [1.9, 1.91]])
     for confidence in (0.9, 0.95, 0.99):
         text = markdown_table([(str(i), r) for i, r in enumerate(rows)], confidence)
-        header = split_row(text.splitlines()[0])
+        header = md_tables.cells(text.splitlines()[0])
         assert header == headers(confidence)
         assert f"{confidence:.0%} CI of Δ" in header and not any("{" in h for h in header)
         assert len(text.splitlines()) == 2 + len(rows)
     # extra rows are keyed by the same headers; a header it does not give stays blank
     text = markdown_table([], 0.95, [{"variant": "floor", "bpc": "1.000"}])
-    (row,) = [dict(zip(headers(), split_row(x))) for x in text.splitlines()[2:]]
+    (row,) = [dict(zip(headers(), md_tables.cells(x))) for x in text.splitlines()[2:]]
     assert row["variant"] == "floor" and row["bpc"] == "1.000"
     assert all(v == "" for k, v in row.items() if k not in ("variant", "bpc"))
 
@@ -287,7 +267,7 @@ def test_one_column_list_drives_the_report_table_the_csv_and_the_quick_table(mon
     monkeypatch.setattr(report, "COLUMNS", columns)
     monkeypatch.setattr(report, "TABLE", [c for c in columns if c.report])
     rows = ladder([[2.0, 2.01], [1.9, 1.91]])
-    header = split_row(markdown_table([(str(i), r) for i, r in enumerate(rows)], 0.95).splitlines()[0])
+    header = md_tables.cells(markdown_table([(str(i), r) for i, r in enumerate(rows)], 0.95).splitlines()[0])
     assert header[3] == "seeds run"
     assert list(report.csv_row(rows[1]))[3] == "seeds_run" and report.csv_row(rows[1])["seeds_run"] == 2
     head = report.quick_header(2).splitlines()[0]

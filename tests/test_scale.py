@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes import ladder
 from md_tables import cells, tables
 from modern_gpt.core.errors import ConfigError
 from modern_gpt.config.params import read_yaml
@@ -19,7 +20,6 @@ from modern_gpt.reporting.pages import build_scale
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.reporting.stats import Verdict
 from modern_gpt.reporting.transfer import Transfer, changes, effects, simulate_transfer
-from test_report import ladder
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from e2e import DVC, ONE_THREAD, ran, sh, status
-from test_params import default, plan_files, refused
+from fakes import default, plan_files, refused
 
 from modern_gpt.config.seeds import grid_looks, grid_seed_order, seed_order
 from modern_gpt.pipeline.ladder_params import check_all

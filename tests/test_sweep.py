@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from fakes import run_record
+from md_tables import cells
 from modern_gpt.records.run_record import RunRecord
 from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import sweep_plot, sweep_table
@@ -153,8 +154,7 @@ def test_spikes_and_divergence_are_counted_per_row_and_rate_and_the_stability_cl
     text = build_main(Results([Ladder("main", ladder, sweep=sweep, pairs=[pair])], Settings(), uniform=3.9)).markdown
     assert ("At lr 0.016 (×8), + GQA: spikes in 2/3 seeds (2 in all), diverged 1/3; + QK-norm: spikes in 0/3 seeds "
             "(0 in all), diverged 0/3. + QK-norm removed that instability.") in text
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text[text.index("## Learning rate"):]
-            .splitlines() if line.startswith("| + ")]
+    rows = [cells(line) for line in text[text.index("## Learning rate"):].splitlines() if line.startswith("| + ")]
     assert rows[1] == ["+ GQA", "0.016 (×8)", "1.2250 ± 0.0354 (1/3 diverged)", "2", "2/3", "1/3", ""]
     assert rows[0][-1] == "best" and rows[2][-1] == "best"
     table = sweep_table(sweep)
