@@ -1,8 +1,9 @@
 """End to end, more than one process or machine: the real `dvc` on a copy of this project in a temporary git repo,
 at smoke size. The local runner (two runs at a time, a kill -9), SLURM's array scripts (two workers and the
-aggregator), a worker that cannot write the remote, and a real Ray cluster with token authentication
-(docs/machines.md)."""
+aggregator), a worker that cannot write the remote, and real Ray clusters: with token authentication on or off, the
+local one a driver starts, and what the tests' own clusters leave running after a failure (docs/machines.md)."""
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -15,16 +16,18 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 import pytest
 import yaml
 
-from e2e import (DVC, ENV, OPTION_RUNS, OPTION_SERVE, ROOT, ROWS, commit, edit, forget, ran, report_rows,
-                 run_cache_entries, set_params, sh, status)
+from e2e import (DVC, ENV, OPTION_RUNS, OPTION_SERVE, ROOT, ROWS, commit, edit, forget, project_copy, ran,
+                 report_rows, run_cache_entries, set_params, sh, status)
 from fakes import LABELS
 
 pytestmark = pytest.mark.slow
@@ -209,13 +212,18 @@ def test_a_worker_stops_before_training_when_the_remote_cannot_be_written(repo, 
     assert len(out.stderr.strip().splitlines()) == 1 and not (path / "data" / "runs").exists()
 
 
-# Ray: a real local cluster of 2 CPUs for the test below, started and stopped with it. The test is both_cores: it
-# runs beside no other slow test, so the cluster's daemons load no other test (and `ray stop` stops only this one).
+# Ray: real local clusters of 2 CPUs, each started and stopped with its test. The Ray tests are both_cores: they run
+# beside no other slow test, so a cluster's daemons load no other test. A cluster stops only what it started, also
+# after a start that failed half-way: `ray start --head --block` leads a session of its own, which Ray's daemons,
+# workers and the tasks' processes stay in, each of them carries MARK in its environment (a process that left the
+# session carries it too), and the cluster's --temp-dir is its own. Never `ray stop`: that stops every Ray process of
+# the user on the machine.
 
 RAY = str(Path(sys.executable).parent / "ray")
 
 
 REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
+MARK = "MODERN_GPT_TEST_RAY"         # in the environment of every process a test's Ray started: its temp dir
 
 
 def free_port() -> int:
@@ -225,28 +233,137 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def own_processes(leader: int, mark: str, since: float) -> list[psutil.Process]:
+    """The live processes that `leader` (started at `since`, in a session of its own) and what it started left: those
+    of its session, and those whose environment holds MARK=`mark` (a child that left the session with setsid too).
+    Each with its name in `.info`, readable once it is gone."""
+    found = []
+    for p in psutil.process_iter(["name"]):
+        try:
+            if p.create_time() < since or p.status() == psutil.STATUS_ZOMBIE:
+                continue                     # older than the leader (a reused id), or dead and waiting for its parent
+            if os.getsid(p.pid) == leader or p.environ().get(MARK) == mark:
+                found.append(p)
+        except (psutil.Error, OSError):      # gone meanwhile, or another user's
+            pass
+    return found
+
+
+def stop_own(leader: subprocess.Popen, mark: str, since: float, grace: float = 10.0) -> list[psutil.Process]:
+    """Stop what `leader` started, and nothing else: SIGTERM to the leader (`ray start --block` then stops its
+    cluster as `ray stop` would; a driver, the local cluster it started), and after at most `grace` seconds SIGKILL
+    to each of its processes left (own_processes), again until none is. Returns every process it found running."""
+    found = {p.pid: p for p in own_processes(leader.pid, mark, since)}
+    if leader.poll() is None:
+        leader.terminate()
+    deadline = time.time() + grace
+    while (leader.poll() is None or own_processes(leader.pid, mark, since)) and time.time() < deadline:
+        time.sleep(0.1)
+    deadline = time.time() + 60
+    while left := own_processes(leader.pid, mark, since):
+        assert time.time() < deadline, f"still running after SIGKILL: {left}"
+        for p in left:
+            found.setdefault(p.pid, p)
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        time.sleep(0.1)
+    leader.wait(timeout=60)
+    return list(found.values())
+
+
 @dataclass(frozen=True)
 class RayCluster:
     address: str
-    env: dict[str, str]        # a driver's: a home of its own, and the cluster's token where Ray looks
+    env: dict[str, str]        # a driver's: a home of its own, and the cluster's token (if it has one) where Ray looks
+
+
+@dataclass
+class RayHead:
+    """A local Ray cluster of 2 CPUs: `ray start --head --block` in a session of its own (start), with token
+    authentication on and a token of its own, or off; its --temp-dir its own (short: Ray's sockets live below it,
+    108 bytes a path). Neither it nor its drivers read the home directory: they get an empty one, so whatever ~/.ray
+    holds changes nothing. running() waits for it and stops it on leaving the block, however far it got."""
+    proc: subprocess.Popen
+    since: float                       # when `ray start` started (psutil's clock)
+    temp: Path
+    port: int
+    log: Path
+    driver_env: dict[str, str]
+    stopped: list[psutil.Process] = field(default_factory=list)    # what stop() found running
+
+    @classmethod
+    def start(cls, root: Path, *, auth: bool = True, port: int | None = None) -> "RayHead":
+        home = root / "home"
+        home.mkdir(parents=True)
+        base = {**{k: v for k, v in ENV.items() if not k.startswith("RAY_")}, "HOME": str(home),
+                "RAY_USAGE_STATS_ENABLED": "0"}
+        if auth:
+            token = root / "cluster-token"
+            token.write_text(secrets.token_hex(32))
+            cluster = {**base, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+            driver = {**base, "RAY_AUTH_TOKEN_PATH": str(token)}          # RAY_AUTH_MODE unset
+        else:
+            cluster, driver = {**base, "RAY_AUTH_MODE": "disabled"}, base
+        temp, port, log = Path(tempfile.mkdtemp(prefix="mgpt-ray-")), port or free_port(), root / "ray-start.log"
+        try:
+            with log.open("w") as out:
+                proc = subprocess.Popen(
+                    [RAY, "start", "--head", "--block", f"--port={port}", f"--temp-dir={temp}", "--num-cpus=2",
+                     "--include-dashboard=false", f"--dashboard-port={free_port()}", "--object-store-memory=80000000",
+                     "--disable-usage-stats"],
+                    env={**cluster, MARK: str(temp)}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError:
+            shutil.rmtree(temp)
+            raise
+        return cls(proc, psutil.Process(proc.pid).create_time(), temp, port, log, driver)
+
+    def processes(self) -> list[psutil.Process]:
+        return own_processes(self.proc.pid, str(self.temp), self.since)
+
+    def wait_started(self, timeout: float) -> None:
+        """Until `ray start` has written the cluster's address into its temp dir (once the head runs) and the port
+        answers; `ray start` exiting first, or `timeout` seconds passing, is an error."""
+        deadline = time.time() + timeout
+        while not (self.temp / "ray_current_cluster").exists():
+            if self.proc.poll() is not None or time.time() > deadline:
+                why = f"exited ({self.proc.returncode})" if self.proc.returncode is not None else \
+                    f"no cluster after {timeout:.0f} s"
+                raise RuntimeError(f"ray start: {why}:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        socket.create_connection(("127.0.0.1", self.port), timeout=10).close()
+
+    def stop(self) -> None:
+        """Every process of the head stopped (stop_own): a head that runs is first asked to stop (SIGTERM: Ray's own
+        shutdown, seconds), one that never started is killed at once (its `ray start` would wait for what is not
+        there); its temp dir removed."""
+        started = (self.temp / "ray_current_cluster").exists()
+        self.stopped = stop_own(self.proc, str(self.temp), self.since, grace=10.0 if started else 0.0)
+        shutil.rmtree(self.temp, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def running(self, timeout: float = 300) -> Iterator[RayCluster]:
+        try:
+            self.wait_started(timeout)
+            yield RayCluster(f"127.0.0.1:{self.port}", self.driver_env)
+        finally:
+            self.stop()
 
 
 @pytest.fixture
 def ray_cluster(tmp_path_factory):
-    """A cluster with token authentication on (RAY_AUTH_MODE=token) and a token of its own; neither it nor the
-    drivers read the home directory (each gets an empty one), so whatever ~/.ray holds changes nothing."""
-    home = tmp_path_factory.mktemp("ray-home")
-    token = home / "cluster-token"
-    token.write_text(secrets.token_hex(32))
-    base = {**{k: v for k, v in ENV.items() if not k.startswith("RAY_AUTH")}, "HOME": str(home),
-            "RAY_USAGE_STATS_ENABLED": "0"}
-    cluster = {**base, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
-    port = free_port()
-    subprocess.run([RAY, "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
-                    "--object-store-memory=80000000", "--disable-usage-stats"], env=cluster, check=True,
-                   capture_output=True, timeout=300)
-    yield RayCluster(f"127.0.0.1:{port}", {**base, "RAY_AUTH_TOKEN_PATH": str(token)})   # RAY_AUTH_MODE unset
-    subprocess.run([RAY, "stop", "--force"], env=cluster, capture_output=True, timeout=300)
+    """A cluster with token authentication on (RAY_AUTH_MODE=token) and a token of its own, which the drivers
+    find through RAY_AUTH_TOKEN_PATH alone (RayHead)."""
+    with RayHead.start(tmp_path_factory.mktemp("ray")).running() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def ray_cluster_without_auth(tmp_path_factory):
+    """A cluster with token authentication off (RAY_AUTH_MODE=disabled); its drivers are given no token."""
+    with RayHead.start(tmp_path_factory.mktemp("ray"), auth=False).running() as cluster:
+        yield cluster
 
 
 def driver_clone(repo: Path, tmp_path: Path, name: str = "driver") -> Path:
@@ -348,3 +465,204 @@ def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_onc
         [{k: v for k, v in r.items() if k != "secs"} for r in single]
     for name in ("val_curves.csv", "lr_sweep.csv", "metrics.json"):
         assert (driver / "reports" / name).read_text() == (repo / "reports" / name).read_text(), name
+
+
+def unrecorded(repo: Path, remote: Path, runs: list[str]) -> None:
+    """`runs` taken out of the remote's run-cache (forget) and out of dvc.lock, committed: a driver with every other
+    stage recorded and its outputs in place, whose `dvc status` lists only these, so that only these become Ray
+    tasks, each trained (a clone with no dvc.lock, driver_clone, makes a task of every run)."""
+    forget(repo, remote, runs)
+    path = repo / "dvc.lock"
+    lock = yaml.safe_load(path.read_text())
+    for run in runs:
+        del lock["stages"][run]
+    path.write_text(yaml.safe_dump(lock, sort_keys=False))
+    commit(repo, f"{', '.join(runs)} not recorded")
+
+
+def drive(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A driver run with exactly `env` (sh lays its env over this process's, which may hold RAY_ variables)."""
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def stale_home(path: Path) -> Path:
+    """A home whose ~/.ray/auth_token holds a token no cluster here has (another cluster's, left behind)."""
+    (path / ".ray").mkdir(parents=True)
+    (path / ".ray" / "auth_token").write_text(secrets.token_hex(32))
+    return path
+
+
+def alive(p: psutil.Process) -> bool:
+    """Whether the process runs (neither gone nor a zombie waiting for its parent)."""
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# a driver whose one task leads a process group of its own (as modern-gpt's tasks do), starts a process in that group
+# and one in a session of its own, writes the three ids into the file argv[2] names, then waits
+LINGERING_TASK = """
+import os, subprocess, sys, time
+import ray
+ray.init(address=sys.argv[1], log_to_driver=False)
+@ray.remote
+def task(path):
+    os.setpgid(0, 0)
+    group = subprocess.Popen(["sleep", "600"])
+    alone = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    with open(path + ".part", "w") as f:
+        f.write(f"{os.getpid()} {group.pid} {alone.pid}")
+    os.rename(path + ".part", path)
+    time.sleep(600)
+ray.get(task.remote(sys.argv[2]))
+"""
+
+
+@pytest.mark.both_cores
+def test_a_ray_cluster_of_the_tests_stops_what_it_started_and_nothing_else_after_a_failed_start_or_test(tmp_path):
+    """The Ray tests' clusters (RayHead) after a failure. Beside them, a process `ray stop` would take for one of
+    Ray's (its arguments name default_worker.py). A head whose port another process holds never starts: its wait
+    fails once its GCS server runs, and nothing of it is left, nor its temp dir. A head that starts, with
+    a task running whose worker leads a process group of its own and has started a process in it and one in a
+    session of its own: a test failing inside the block leaves none of them running. The process that looks like
+    Ray's runs on, and no Ray process that was running before was among those stopped."""
+    decoy = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)",
+                              "ray/_private/workers/default_worker.py"], start_new_session=True)
+    before = {p.pid for p in psutil.process_iter(["cmdline"]) if re.search(
+        r"raylet|gcs_server|ray::|default_worker\.py|ray start", " ".join(p.info["cmdline"] or []))}
+    driver = None
+    try:
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen()
+            failed = RayHead.start(tmp_path / "failed", port=busy.getsockname()[1])
+            deadline = time.time() + 300                     # half-way: its GCS server runs, it waits for it
+            while "gcs_server" not in {p.info["name"] for p in failed.processes()} and time.time() < deadline:
+                time.sleep(0.1)
+            with pytest.raises(RuntimeError, match="ray start: no cluster after 0 s"):
+                with failed.running(timeout=0):             # the fixture's wait gives up there
+                    pass
+        assert "gcs_server" in {p.info["name"] for p in failed.stopped}          # it failed half-way
+        assert not [p for p in failed.stopped if alive(p)]
+        assert not failed.processes() and not failed.temp.exists()
+
+        head, ids = RayHead.start(tmp_path / "failing"), tmp_path / "ids"
+        with pytest.raises(RuntimeError, match="the test failed"):
+            with head.running() as cluster:
+                driver = subprocess.Popen([sys.executable, "-c", LINGERING_TASK, cluster.address, str(ids)],
+                                          env={**cluster.env, "RAY_AUTH_MODE": "token"}, start_new_session=True,
+                                          stdout=(tmp_path / "driver.log").open("w"), stderr=subprocess.STDOUT)
+                deadline = time.time() + 300
+                while not ids.exists() and driver.poll() is None and time.time() < deadline:
+                    time.sleep(0.1)
+                assert ids.exists(), (tmp_path / "driver.log").read_text()
+                worker, group, alone = (psutil.Process(int(pid)) for pid in ids.read_text().split())
+                assert os.getpgid(worker.pid) == os.getpgid(group.pid) == worker.pid != os.getsid(worker.pid)
+                assert os.getsid(alone.pid) == alone.pid                # it left the cluster's session
+                assert {worker.pid, group.pid, alone.pid} <= {p.pid for p in head.processes()}
+                raise RuntimeError("the test failed")
+        assert not [p for p in (worker, group, alone, *head.stopped) if alive(p)]
+        assert not head.processes() and not head.temp.exists()
+        assert decoy.poll() is None
+        assert not before & {p.pid for p in [*failed.stopped, *head.stopped]}
+    finally:
+        for proc in (driver, decoy):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+@pytest.mark.both_cores
+def test_repro_on_ray_is_refused_in_one_line_for_a_stale_home_token_and_let_in_with_the_clusters_token(
+        ray_cluster, tmp_path):
+    """`modern-gpt repro --ray ADDRESS` against the fixture's cluster (token authentication on), from a driver whose
+    home holds a stale ~/.ray/auth_token, RAY_AUTH_TOKEN and RAY_AUTH_TOKEN_PATH unset: the driver sends that token
+    (ray_runs.driver_auth), and the cluster's refusal is one line, before anything runs. Given the cluster's token
+    in RAY_AUTH_TOKEN_PATH too, the driver sends that one instead (Ray's order) and is let in: with train.device
+    cuda committed, its refusal is then the next one, that the cluster has no GPU. The project: a copy with nothing
+    built (both refusals come before DVC runs anything)."""
+    repo = project_copy(tmp_path)
+    set_params(repo, {"train": {"device": "cuda"}})
+    commit(repo, "on CUDA")
+    cmd = [*REPRO, "--ray", ray_cluster.address, "--workdir", str(tmp_path / "nodes")]
+    home = stale_home(tmp_path / "home")
+    stale = {**{k: v for k, v in ray_cluster.env.items() if k != "RAY_AUTH_TOKEN_PATH"}, "HOME": str(home)}
+    out = drive(cmd, repo, stale)
+    assert out.returncode == 2 and out.stderr.strip() == (
+        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token: its token "
+        "authentication is on; give the driver the cluster's token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+        "~/.ray/auth_token (docs/machines.md)"), out.stderr
+    out = drive(cmd, repo, {**ray_cluster.env, "HOME": str(home)})
+    assert out.returncode == 2 and out.stderr.strip() == (
+        "modern-gpt: error: train.device='cuda': the Ray cluster has no GPU; allowed: cpu, cuda, auto"), out.stderr
+    assert not (tmp_path / "nodes").exists() and not (repo / "data").exists()
+
+
+@pytest.mark.both_cores
+def test_repro_on_ray_reaches_a_cluster_without_token_authentication_with_no_token_or_a_stale_one(
+        options_and_remote, ray_cluster_without_auth, tmp_path):
+    """`modern-gpt repro --ray ADDRESS` against a cluster with token authentication off. A driver with no token
+    anywhere connects: in a clone with train.device cuda committed, the refusal it gives next, in one line before
+    any task, is that the cluster has no GPU. A driver whose home holds a stale ~/.ray/auth_token (another
+    cluster's; RAY_AUTH_MODE unset) sends it (ray_runs.driver_auth), and the cluster ignores it: the one run missing
+    from the driver's dvc.lock and from the remote is trained as a Ray task and pushed, and `dvc repro --pull`
+    writes the report, training nothing."""
+    repo, remote = options_and_remote, tmp_path / "modern-gpt-remote"
+    address, env = ray_cluster_without_auth.address, ray_cluster_without_auth.env
+    cmd = [*REPRO, "--ray", address, "--workdir", str(tmp_path / "nodes")]
+    probe = driver_clone(repo, tmp_path, "probe")
+    set_params(probe, {"train": {"device": "cuda"}})
+    commit(probe, "on CUDA")
+    out = drive(cmd, probe, env)
+    assert out.returncode == 2 and out.stderr.strip() == (
+        "modern-gpt: error: train.device='cuda': the Ray cluster has no GPU; allowed: cpu, cuda, auto"), out.stderr
+
+    run = sorted(OPTION_RUNS)[0]
+    unrecorded(repo, remote, [run])
+    out = drive(cmd, repo, {**env, "HOME": str(stale_home(tmp_path / "home"))})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"^1 training runs as Ray tasks, 1 CPU each; ", out.stdout, re.M), out.stdout
+    assert re.findall(r"\] (\S+): (\w+) \(", out.stdout) == [(run, "trained")]
+    assert sorted(trained_per_run(remote).values()) == [1] * len(OPTION_RUNS)
+    assert "Running stage 'report'" in out.stdout and not ran(out.stdout) & OPTION_RUNS
+
+
+@pytest.mark.both_cores
+def test_repro_on_a_local_ray_started_by_the_driver_trains_and_leaves_nothing_running(options_and_remote, tmp_path):
+    """`modern-gpt repro --ray` with no address: the driver starts a local Ray cluster of this machine's cores (its
+    temp dir where RAY_TMPDIR says; a home whose ~/.ray/auth_token is stale, another cluster's), runs the one run
+    missing from its dvc.lock and from the remote as a task, which trains it and pushes it, stops the cluster, and
+    `dvc repro --pull` writes the report. Ray 2.60 turns token authentication on for a local cluster and takes the
+    token it finds in ~/.ray/auth_token as the cluster's own, so the stale one changes nothing and stays as it was.
+    Once the driver has exited, no process it started is left running (its session, and whatever carries its
+    MARK)."""
+    repo, remote = options_and_remote, tmp_path / "modern-gpt-remote"
+    run = sorted(OPTION_RUNS)[-1]
+    unrecorded(repo, remote, [run])
+    home = stale_home(tmp_path / "home")
+    token = (home / ".ray" / "auth_token").read_text()
+    temp = Path(tempfile.mkdtemp(prefix="mgpt-ray-"))
+    env = {**{k: v for k, v in ENV.items() if not k.startswith("RAY_")}, "HOME": str(home),
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_TMPDIR": str(temp), MARK: str(temp)}
+    log = tmp_path / "driver.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([*REPRO, "--ray", "--workdir", str(tmp_path / "nodes")], cwd=repo, env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    since = psutil.Process(proc.pid).create_time()
+    try:
+        assert proc.wait(timeout=900) == 0, log.read_text()
+        deadline = time.time() + 10                  # Ray's processes take a moment to go once the driver is gone
+        while (left := own_processes(proc.pid, str(temp), since)) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not left, [(p.pid, p.info["name"]) for p in left]
+        assert list((temp / "ray").glob("session_*"))           # the local cluster's temp dir: where RAY_TMPDIR says
+    finally:
+        stop_own(proc, str(temp), since)
+        shutil.rmtree(temp, ignore_errors=True)
+    out = log.read_text()
+    assert re.search(r"^1 training runs as Ray tasks, 1 CPU each; ", out, re.M), out
+    assert re.findall(r"\] (\S+): (\w+) \(", out) == [(run, "trained")]
+    assert sorted(trained_per_run(remote).values()) == [1] * len(OPTION_RUNS)
+    assert "Running stage 'report'" in out and not ran(out) & OPTION_RUNS
+    assert (home / ".ray" / "auth_token").read_text() == token
