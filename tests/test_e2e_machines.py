@@ -429,7 +429,8 @@ def test_repro_on_ray_refuses_bad_input_before_any_task_then_trains_each_run_onc
     assert out.stderr.startswith(f"modern-gpt: error: --ray: cannot reach the Ray cluster at {closed}: ")
     out = sh(cmd, refused, check=False, env={**env, "RAY_AUTH_TOKEN": "not-the-clusters"})   # Ray's first choice
     assert out.returncode == 2 and out.stderr.strip() == (
-        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token: its token "
+        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token (from "
+        "RAY_AUTH_TOKEN): its token "
         "authentication is on; give the driver the cluster's token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
         "~/.ray/auth_token (docs/machines.md)"), out.stderr                                 # not Ray's warnings
     assert not nodes.exists() and not (refused / "data" / "runs").exists()      # no task ever started
@@ -590,7 +591,8 @@ def test_repro_on_ray_is_refused_in_one_line_for_a_stale_home_token_and_let_in_w
     stale = {**{k: v for k, v in ray_cluster.env.items() if k != "RAY_AUTH_TOKEN_PATH"}, "HOME": str(home)}
     out = drive(cmd, repo, stale)
     assert out.returncode == 2 and out.stderr.strip() == (
-        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token: its token "
+        f"modern-gpt: error: --ray: the Ray cluster at {ray_cluster.address} refused this driver's token (from "
+        "~/.ray/auth_token, which a local `modern-gpt repro --ray` may have written): its token "
         "authentication is on; give the driver the cluster's token in RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
         "~/.ray/auth_token (docs/machines.md)"), out.stderr
     out = drive(cmd, repo, {**ray_cluster.env, "HOME": str(home)})

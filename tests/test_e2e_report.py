@@ -237,25 +237,25 @@ def test_reproduce_makes_a_report_from_its_committed_overlay_and_puts_everything
     run-cache goes to the remote. Committed, the same command without --settle trains nothing and says the report
     is the same bytes; an unknown report and a changed params.yaml are one line each, and change nothing."""
     repo, remote = options_and_remote, options_and_remote.parent / "modern-gpt-remote"
-    overlays = repo / "reports" / "overlays"
-    for f in overlays.glob("*.yaml"):
-        f.unlink()
+    overlays = repo / "reports" / "overlays"          # the copy has no reports/: this overlay is its only one
+    overlays.mkdir(parents=True)
     (overlays / "beyond.yaml").write_text(
         "# the second ladder, one flag\nbeyond:\n  ladder: [tie_embeddings]\n"
         "settle:\n  looks: [2, 3]\n  runs:\n")
     sh(["git", "add", "-A"], repo)
     sh(["git", "commit", "-qm", "one overlay"], repo)
-    before = {p: (repo / p).read_bytes() for p in ("params.yaml", "dvc.lock", "reports/ablation.md")}
+    before = {p: (repo / p).read_bytes()
+              for p in ("params.yaml", "dvc.lock", "reports/ablation.md", "configs/plan.json")}
     env = {**ONE_THREAD, "PYTHONPATH": str(repo / "src")}
     cli = [sys.executable, "-m", "modern_gpt", "reproduce"]
     out = sh([*cli, "beyond", "--settle", "--remote", "nearby"], repo, env=env, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "reproduce: beyond: differs from the committed one (reports/beyond.md)" in out.stdout
+    assert "reproduce: beyond: new, nothing committed to compare with (reports/beyond.md)" in out.stdout
     assert {p: (repo / p).read_bytes() for p in before} == before
-    changed = sh(["git", "status", "--porcelain"], repo).stdout.splitlines()
+    changed = sh(["git", "status", "--porcelain", "--untracked-files=all"], repo).stdout.splitlines()
     overlay = yaml.safe_load((overlays / "beyond.yaml").read_text())
     added = overlay["settle"]["runs"] or {}
-    assert sorted(changed) == sorted([" M reports/beyond.md"] + ([" M reports/overlays/beyond.yaml"] if added else []))
+    assert sorted(changed) == sorted(["?? reports/beyond.md"] + ([" M reports/overlays/beyond.yaml"] if added else []))
     assert all(v == {"slug": k.rsplit("-", 1)[0], "seed": 2} for k, v in added.items())
     assert any("beyond_tie_embeddings" in cmd for cmd in run_cache_entries(remote))
     sh(["git", "add", "-A"], repo)
@@ -266,7 +266,8 @@ def test_reproduce_makes_a_report_from_its_committed_overlay_and_puts_everything
     assert sh(["git", "status", "--porcelain"], repo).stdout == ""
     for args, says in ((["nope"], "report 'nope': no reports/overlays/nope.yaml; allowed: beyond"),
                        (["beyond"], "params.yaml: changed since HEAD")):
-        (repo / "params.yaml").write_text((repo / "params.yaml").read_text() + ("# edited\n" if args != ["nope"] else ""))
+        if args == ["beyond"]:
+            (repo / "params.yaml").write_text((repo / "params.yaml").read_text() + "# edited\n")
         bad = sh([*cli, *args], repo, env=env, check=False)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and says in bad.stderr, bad.stderr
     sh(["git", "checkout", "params.yaml"], repo)

@@ -127,8 +127,12 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
                 print(f"reproduce: {overlays.FOLDER}/{chosen[0]}.yaml gains {len(new)} settled runs", flush=True)
     finally:
         restore(set().union(*(files_of(n) for n in chosen)))
-    status = git("status", "--porcelain", "--", *sorted(set().union(*(files_of(n) for n in chosen))))
+    status = git("status", "--porcelain", "--untracked-files=all", "--",
+                 *sorted(set().union(*(files_of(n) for n in chosen)))).splitlines()
     for name in chosen:
-        differ = [line[3:] for line in status.splitlines() if line[3:] in files_of(name)]
-        print(f"reproduce: {name}: " + (f"differs from the committed one ({', '.join(differ)}): git diff shows how"
-                                        if differ else "the same bytes as committed"), flush=True)
+        new = [line[3:] for line in status if line[3:] in files_of(name) and line.startswith("??")]
+        differ = [line[3:] for line in status if line[3:] in files_of(name) and not line.startswith("??")]
+        print(f"reproduce: {name}: " + (
+            f"differs from the committed one ({', '.join(differ)}): git diff shows how" if differ else
+            f"new, nothing committed to compare with ({', '.join(new)})" if new else "the same bytes as committed"),
+            flush=True)

@@ -3,8 +3,8 @@
 run `modern-gpt settle` added for it), applied by `modern-gpt reproduce <report>`.
 
 An overlay is a partial params.yaml: a mapping merges into the same mapping key by key (so settle.runs gains the
-overlay's runs and keeps params.yaml's), anything else replaces the value there, as `dvc exp run -S key=value`
-does. The committed params.yaml keeps the overlays' settled runs out: DVC makes a stage of every settle.runs entry
+overlay's runs and keeps params.yaml's), an empty one (`runs:` with nothing under it) adds nothing, and anything
+else replaces the value there, as `dvc exp run -S key=value` does. The committed params.yaml keeps the overlays' settled runs out: DVC makes a stage of every settle.runs entry
 (dvc.yaml's `foreach`), which would train on the default job a run only a report that is off reads.
 """
 
@@ -39,16 +39,6 @@ def read(name: str, root: Path = Path(".")) -> dict[str, Any]:
     return raw
 
 
-def merged(base: Any, overlay: Mapping[str, Any]) -> Any:
-    """`base` (plain data) with `overlay` on top: mappings merge key by key, anything else replaces."""
-    if not isinstance(base, Mapping):
-        return overlay
-    out = dict(base)
-    for key, value in overlay.items():
-        out[key] = merged(base[key], value) if isinstance(value, Mapping) and key in base else value
-    return out
-
-
 def apply(text: str, overlays: list[Mapping[str, Any]]) -> str:
     """params.yaml's text with the overlays applied, its comments and order kept where nothing replaced them (a
     round trip through ruamel.yaml, as DVC's `-S` writes); what an overlay adds is written in flow style where it
@@ -72,6 +62,8 @@ def apply(text: str, overlays: list[Mapping[str, Any]]) -> str:
         for key, value in overlay.items():
             if isinstance(value, Mapping) and isinstance(doc.get(key), Mapping):
                 put(doc[key], value)
+            elif value is None and isinstance(doc.get(key), Mapping):
+                continue                          # an empty section (`runs:` with no entries) adds nothing
             else:                                 # an empty settle.runs (null) takes the mapping whole
                 doc[key] = styled(value)
 

@@ -72,14 +72,14 @@ def source(url: str | None) -> Source:
 TOKEN_SOURCES = "RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
 
 
-def has_token() -> bool:
-    """Whether Ray would find a token for this driver, where Ray looks (RAY_AUTH_TOKEN, then the file at
-    RAY_AUTH_TOKEN_PATH, then ~/.ray/auth_token); a RAY_AUTH_TOKEN_PATH it cannot read is one line."""
+def token_source() -> str | None:
+    """Where Ray would find a token for this driver, in Ray's order (RAY_AUTH_TOKEN, then the file at
+    RAY_AUTH_TOKEN_PATH, then ~/.ray/auth_token), or None: none; a RAY_AUTH_TOKEN_PATH it cannot read is one line."""
     if os.environ.get("RAY_AUTH_TOKEN"):
-        return True
+        return "RAY_AUTH_TOKEN"
     path = os.environ.get("RAY_AUTH_TOKEN_PATH")
     if not path:
-        return (Path.home() / ".ray" / "auth_token").is_file()
+        return "~/.ray/auth_token" if (Path.home() / ".ray" / "auth_token").is_file() else None
     try:
         token = Path(path).read_text().strip()
     except OSError as e:
@@ -89,7 +89,7 @@ def has_token() -> bool:
     if not token:
         raise ConfigError(f"RAY_AUTH_TOKEN_PATH={path}: cannot read the Ray token there ({why}); point it at the "
                           "cluster's token file, or unset it")
-    return True
+    return f"RAY_AUTH_TOKEN_PATH={path}"
 
 
 def driver_auth(address: str | None) -> None:
@@ -99,7 +99,7 @@ def driver_auth(address: str | None) -> None:
     sent to a cluster without authentication is ignored, so with RAY_AUTH_MODE unset and a token where Ray looks,
     the driver turns it on; RAY_AUTH_MODE, where set, decides (docs/machines.md). import_ray calls it: Ray reads the
     mode once, when it is imported."""
-    if address and "RAY_AUTH_MODE" not in os.environ and has_token():
+    if address and "RAY_AUTH_MODE" not in os.environ and token_source():
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
@@ -124,7 +124,10 @@ def connect(ray, address: str | None, cores: int) -> None:
         except Exception as e:                     # Ray raises ConnectionError, RuntimeError, ValueError, ...
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
     if "InvalidAuthToken" in said[0] or "Unauthenticated" in said[0]:
-        sent = ("this driver's token" if os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+        source = token_source()
+        sent = (f"this driver's token (from {source}"
+                + (", which a local `modern-gpt repro --ray` may have written" if source == "~/.ray/auth_token" else "")
+                + ")" if os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
                 else "this driver, which sent no token (RAY_AUTH_MODE is not token)")
         raise DataError(f"--ray: {where} refused {sent}: its token authentication is on; give the driver the "
                         f"cluster's token in {TOKEN_SOURCES} (docs/machines.md)")
