@@ -37,9 +37,9 @@ def main() -> None:
     args = ap.parse_args()
     section = params.load(PARAMS, optional=PARAMS)["report"]
     configs = Path(args.configs)
-    plan, records, results = from_files(Path(args.runs), Path(args.serve), configs / "plan.json", Path(args.meta),
+    _, _, results = from_files(Path(args.runs), Path(args.serve), configs / "plan.json", Path(args.meta),
                                         Path(args.generated), section)
-    lines = run_lines(plan, records, lambda slug: file_md5(configs / f"{slug}.json"))
+    lines = run_lines(results, lambda slug: file_md5(configs / f"{slug}.json"))
     write_report(results, Path(args.out), lines)
 
 

@@ -1,4 +1,5 @@
-"""reports/runs.csv: one line per run the plan lists, of every family, with the inputs that made it.
+"""reports/runs.csv: one line per run the report reads, of every family, with the inputs that made it; and each
+off-by-default report's own list beside it (reports/beyond_runs.csv ...), with each run's change files.
 
 This is the per-seed evidence a reviewer pairs across commits (`modern-gpt review`): seed s of a row trains on the
 same batches on any commit with the same corpus, split and tokenizer. Floats are written in full (repr, the
@@ -9,25 +10,34 @@ does. The report stage writes the file through RunLine; review and `review --che
 from __future__ import annotations
 
 import csv
+import functools
 import dataclasses
 import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 from ..core.errors import DataError
+from ..pipeline.families import AA, BEYOND, CATALOGUE, LOO, MAIN, RERUN, SCALE, SWEEP, Family
 from ..records.run_record import RunRecord
-from ..records.stages import Plan
+from ..records.stages import LadderName
+from . import outputs
 
-# The families, as dvc.yaml names their stages (pipeline/families.py), in the file's order.
-FAMILIES = ("run", "sweep", "beyond", "scale", "aa", "loo", "rerun")
+if TYPE_CHECKING:
+    from .results import Ladder, Results
+
+CHANGES = "src/modern_gpt/changes/"     # a run's change files: those of its code files here, but the registry
+RUNS = outputs.RUNS
+LADDER_FAMILY = {LadderName.BEYOND: BEYOND, LadderName.CATALOGUE: CATALOGUE, LadderName.SCALE: SCALE}
+LADDER_RUNS = {LadderName.BEYOND: outputs.BEYOND_RUNS, LadderName.CATALOGUE: outputs.CATALOGUE_RUNS,
+               LadderName.SCALE: outputs.SCALE_RUNS}
 
 
 @dataclass(frozen=True)
 class RunLine:
     """One run: which (family, row, size, lr multiple, seed), what it scored, and the md5s of what made it."""
-    family: str              # dvc.yaml's stage family: run (the main ladder), sweep, beyond, scale, aa, loo, rerun
+    family: str              # dvc.yaml's stage family (pipeline/families.py): run (the main ladder), sweep, ...
     row: str                 # the main ladder's row it trains (sweep, scale, aa, rerun), or its own row's slug
     size: str                # scale.sizes' name; '' for model:'s shape
     lr: float                # multiple of train.lr (1 but in the grid)
@@ -43,21 +53,24 @@ class RunLine:
     config_md5: str          # md5 of configs/<run>.json
     code_md5: str            # the run's own md5 over the code it imported
     machine: str             # the processor that trained it
+    change_files: tuple[str, ...] = ()   # its row's change files (an off-by-default report's list: runs.csv
+                                         # has configs/ beside it, whose change_files name them)
 
     @property
     def key(self) -> tuple[str, str]:
         """The row across commits: its family and run folder (the seed pairs within it)."""
         return self.family, self.run
 
-    def cells(self) -> list[str]:
+    def cells(self, fields: tuple[str, ...]) -> list[str]:
         def cell(v: object) -> str:
             if v is None:
                 return ""
             if isinstance(v, bool):
                 return "true" if v else "false"
+            if isinstance(v, tuple):
+                return " ".join(v)
             return repr(v) if isinstance(v, float) else str(v)
-        return [cell(round(self.secs, 1)) if f.name == "secs" else cell(getattr(self, f.name))
-                for f in dataclasses.fields(self)]
+        return [cell(round(self.secs, 1)) if f == "secs" else cell(getattr(self, f)) for f in fields]
 
     @classmethod
     def from_cells(cls, cells: dict[str, str], where: str) -> "RunLine":
@@ -68,65 +81,80 @@ class RunLine:
                        seed=int(cells["seed"]), run=cells["run"], train_loss=opt(cells["train_loss"]),
                        val_loss=opt(cells["val_loss"]), val_bpc=opt(cells["val_bpc"]), params=int(cells["params"]),
                        steps=int(cells["steps"]), diverged=cells["diverged"] == "true", secs=float(cells["secs"]),
-                       config_md5=cells["config_md5"], code_md5=cells["code_md5"], machine=cells["machine"])
+                       config_md5=cells["config_md5"], code_md5=cells["code_md5"], machine=cells["machine"],
+                       change_files=tuple(cells.get("change_files", "").split()))
         except (KeyError, ValueError, TypeError) as e:
             raise DataError(f"{where}: not a runs.csv of this version ({type(e).__name__}: {e}); "
                             "regenerate it: dvc repro report") from None
 
 
-FIELDS = tuple(f.name for f in dataclasses.fields(RunLine))
+FIELDS = tuple(f.name for f in dataclasses.fields(RunLine))[:-1]       # runs.csv's columns
+REPORT_FIELDS = (*FIELDS, "change_files")                               # an off-by-default report's list's
 
 
-def planned(plan: Plan) -> Iterator[tuple[str, str, str, float, str, tuple[int, ...]]]:
-    """(family, row, size, lr multiple, run slug, seeds) for every run slug the plan lists, in the file's order.
-    A run listed twice (the second ladder's row 0, the default size's rows: the main table's runs) comes once. A
-    ladder row's seeds (a grid run's: sweep.seeds) are the base ones and those settle added to it (Plan.seeds_of)."""
-    main = plan.ladders[0]
-    yield from (("run", r.slug, "", 1.0, r.slug, plan.seeds_of(r.slug)) for r in main.rows)
-    yield from (("sweep", g.slug, "", x.multiple, x.slug, plan.seeds_of(x.slug))
-                for g in plan.sweep.rows for x in g.runs)
-    for lp in plan.ladders[1:]:
-        if lp.size is None:                       # the second ladder: its own rows
-            yield from ((lp.name, r.slug, "", 1.0, r.slug, plan.seeds_of(r.slug)) for r in lp.rows)
-        else:                                     # a size: the main ladder's rows, row for row
-            yield from (("scale", m.slug, lp.size, 1.0, r.slug, plan.seeds_of(r.slug))
-                        for m, r in zip(main.rows, lp.rows))
-    if plan.aa_seeds:
-        yield "aa", main.rows[0].slug, "", 1.0, main.rows[0].slug, plan.aa_seeds
-    yield from (("loo", r.slug, "", 1.0, r.slug, plan.seeds) for r in plan.leave_one_out)
-    yield from (("rerun", r.of or r.slug, "", 1.0, r.slug, plan.seeds) for r in plan.rerun)
+def run_lines(results: Results, config_md5: Callable[[str], str]) -> dict[str, list[RunLine]]:
+    """{file: its lines}: runs.csv, every run the results read, once; and each off-by-default report's own list
+    (beyond_runs.csv ...), every run it reads, its row 0's (the main table's) included. Written from the results the
+    report is built from, in their order: the main ladder (its rows, then its cells of the learning-rate grid), each
+    further ladder alike, then the A/A copy, the leave-one-out and rerun rows."""
+    main = results.main
+
+    @functools.cache
+    def digest(slug: str) -> str:
+        return config_md5(slug)
+
+    def line(family: Family, row: str, size: str, lr: float, rec: RunRecord) -> RunLine:
+        return RunLine(family.stage, row, size, lr, rec.seed, rec.slug, rec.train_loss, rec.val_loss, rec.val_bpc,
+                       rec.params, rec.steps, rec.diverged, rec.secs, digest(rec.slug), rec.code_md5, rec.machine,
+                       tuple(f for f in rec.code_files if f.startswith(CHANGES) and f != CHANGES + "__init__.py"))
+
+    def rows(lad: Ladder) -> list[RunLine]:
+        out = []
+        for i, r in enumerate(lad.rows):
+            if lad is main or (i == 0 and lad.size is None):     # the second ladder's and the catalogue's row 0
+                family, row = MAIN, r.slug                        # is the main table's last row
+            else:
+                family, row = LADDER_FAMILY[lad.name], (main.rows[i].slug if lad.size is not None else r.slug)
+            out += [line(family, row, lad.size or "", 1.0, rec) for rec in r.runs]
+        return out
+
+    def grid(lad: Ladder) -> list[RunLine]:
+        return [line(SWEEP, g.row.slug, "", c.multiple, rec)
+                for g in lad.sweep for c in g.cells if not c.main for rec in c.runs + c.later]
+
+    extras = [line(AA, results.aa.slug, "", 1.0, rec) for rec in results.aa.runs] if results.aa else []
+    extras += [line(LOO, r.slug, "", 1.0, rec) for r in results.loo for rec in r.runs]
+    extras += [line(RERUN, x.original.slug, "", 1.0, rec) for x in results.reruns for rec in x.again.runs]
+    files = {RUNS: once([x for lad in results.ladders for x in rows(lad) + grid(lad)] + extras)}
+    for lad in results.ladders[1:]:                  # a size's list: the default size's rows (the main table's) too
+        name = LADDER_RUNS[lad.name]
+        files[name] = once(files.get(name, rows(main) if lad.size is not None else []) + rows(lad) + grid(lad))
+    return files
 
 
-def run_lines(plan: Plan, records: Callable[[str, list[int]], list[RunRecord]],
-              config_md5: Callable[[str], str]) -> list[RunLine]:
-    """Every run of the plan, once, in the file's order (records: (slug, seeds) → their run records)."""
+def once(lines: list[RunLine]) -> list[RunLine]:
+    """Each run (folder and seed) once, where it first comes."""
     seen: set[tuple[str, int]] = set()
-    out = []
-    for family, row, size, lr, slug, seeds in planned(plan):
-        todo = [s for s in seeds if (slug, s) not in seen]
-        seen.update((slug, s) for s in todo)
-        digest = config_md5(slug) if todo else ""
-        for rec in records(slug, todo) if todo else []:
-            out.append(RunLine(family, row, size, lr, rec.seed, slug, rec.train_loss, rec.val_loss, rec.val_bpc,
-                               rec.params, rec.steps, rec.diverged, rec.secs, digest, rec.code_md5, rec.machine))
-    return out
+    return [x for x in lines if (x.run, x.seed) not in seen and not seen.add((x.run, x.seed))]
 
 
 def file_md5(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
 
 
-def to_csv(lines: list[RunLine]) -> bytes:
+def to_csv(lines: list[RunLine], fields: tuple[str, ...] = FIELDS) -> bytes:
+    """runs.csv's text (an off-by-default report's list: fields=REPORT_FIELDS)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(FIELDS)
-    w.writerows(line.cells() for line in lines)
+    w.writerow(fields)
+    w.writerows(line.cells(fields) for line in lines)
     return buf.getvalue().encode()
 
 
 def from_csv(text: str, where: str = "reports/runs.csv") -> list[RunLine]:
+    """runs.csv's lines, or an off-by-default report's list's (its change_files too)."""
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != FIELDS:
+    if tuple(reader.fieldnames or ()) not in (FIELDS, REPORT_FIELDS):
         raise DataError(f"{where}: not a runs.csv of this version (columns {reader.fieldnames}); "
                         "regenerate it: dvc repro report")
     return [RunLine.from_cells(row, f"{where} line {i + 2}") for i, row in enumerate(reader)]

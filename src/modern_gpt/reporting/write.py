@@ -14,7 +14,7 @@ from .outputs import (BEYOND, CATALOGUE, CSV_FLOAT, CURVES, CURVES_PLOT, MAIN, M
 from .pages import build_beyond, build_main, build_scale
 from .plots import SWEEP_COLUMNS, curves, curves_plot, scale_plot, sweep_plot, sweep_table
 from .results import Results
-from .runs_csv import RunLine, to_csv
+from .runs_csv import REPORT_FIELDS, RunLine, to_csv
 
 
 def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
@@ -25,8 +25,9 @@ def csv_bytes(table: list[dict], columns: list[str] | None = None) -> bytes:
 LADDER_REPORTS = {LadderName.BEYOND: (BEYOND, build_beyond), LadderName.CATALOGUE: (CATALOGUE, build_catalogue)}
 
 
-def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
-    """ablation.md, metrics.json and ablation.csv; runs.csv, one line per run (`runs`); the validation curves and the learning-rate grid, each as a
+def write_report(results: Results, out: Path, runs: dict[str, list[RunLine]] | None = None) -> None:
+    """ablation.md, metrics.json and ablation.csv; runs.csv and each further ladder's run list (`runs`: {file: its
+    lines}, runs_csv.run_lines); the validation curves and the learning-rate grid, each as a
     plot and a CSV; each further ladder's report where it is on, and the scale ladders' (scale.md, .csv, .png)
     while sizes are listed (off, a report already there stays: git tracks it)."""
     report = build_main(results)
@@ -40,7 +41,8 @@ def write_report(results: Results, out: Path, runs: list[RunLine] = ()) -> None:
     write_json(out / METRICS, report.metrics)
     write_bytes(out / TABLE, csv_bytes(report.table))
     write_bytes(out / CURVES, csv_bytes(curve_rows))
-    write_bytes(out / RUNS, to_csv(list(runs)))
+    for name, lines in (runs or {RUNS: []}).items():          # runs.csv; each further ladder's own list
+        write_bytes(out / name, to_csv(lines) if name == RUNS else to_csv(lines, REPORT_FIELDS))
     for ladder in results.ladders[1:]:
         if ladder.name in LADDER_REPORTS:
             name, build_ladder = LADDER_REPORTS[ladder.name]

@@ -1,26 +1,37 @@
 """`modern-gpt review --check`: are the committed reports what the committed lock and runs give?
 
-Three checks, none of which needs DVC's cache or a remote (a fresh clone has neither):
-- each committed output of a stage has the md5 dvc.lock records for it (a number edited by hand fails);
+Four checks, none of which needs DVC's cache or a remote (a fresh clone has neither):
+- each committed output of a stage has the md5 dvc.lock records for it (a number edited by hand fails), the
+  off-by-default reports and their run lists included (the report stage's outputs whether their ladder is on or
+  not: off, it leaves them as they are and DVC records them as they are);
 - no stage's code, params or data changed since dvc.lock (`dvc status`: outputs missing from a clone are fine);
-- reports/runs.csv gives the main table: each row's train, val and bpc recomputed from its runs by the report's own
-  functions, and its params, as ablation.csv writes them.
+- every run of every committed report was made by today's code: its code_md5 is the one the run's code files give
+  at HEAD (dvc.yaml's run dependencies, and its row's change files);
+- each report's table is what its runs give: the main table (ablation.csv) from reports/runs.csv, and each
+  off-by-default ladder's (beyond.md, catalogue.md) from its own run list, each row's train, val, seeds and bpc
+  recomputed by the report's own functions.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..core.stage import code_md5
+from ..reporting import outputs as files_of
+from ..reporting.cells import mean_sd, num
 from ..reporting.outputs import CSV_FLOAT
 from ..reporting.results import row_result
-from ..reporting.runs_csv import RunLine, file_md5, from_csv
+from ..reporting.runs_csv import RUNS as RUNS_FILE, RunLine, file_md5, from_csv
 from ..reporting.table import csv_row
-from .sides import RUNS, TABLE, load_yaml, read_table
+from .sides import REPORTS, RUNS, TABLE, load_yaml, read_table
 
 
 def outputs(lock: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -119,6 +130,118 @@ def cell(v: float | int | None) -> str:
     return CSV_FLOAT % v if isinstance(v, float) else str(v)
 
 
+def head_bytes(root: Path, path: str) -> bytes | None:
+    """A file as HEAD has it (None: not in HEAD)."""
+    out = subprocess.run(["git", "show", f"HEAD:{path}"], cwd=root, capture_output=True)
+    return out.stdout if out.returncode == 0 else None
+
+
+def run_code(root: Path) -> list[str]:
+    """The code files every run imports, as dvc.yaml's run stage lists its dependencies (its data left out)."""
+    deps = load_yaml((root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]["run"]["deps"]
+    return [d for d in deps if d.endswith(".py")]
+
+
+def run_lists(root: Path) -> dict[str, tuple[str, list[RunLine]]]:
+    """{report: (its run list's path, its lines)} for each committed report with one: ablation.md's runs.csv, and
+    each off-by-default report's list (files_of.OVERLAY_FILES)."""
+    lists = {files_of.MAIN: RUNS_FILE, **{files[0]: files[-1] for files in files_of.OVERLAY_FILES.values()}}
+    out = {}
+    for report, name in lists.items():
+        f = root / REPORTS / name
+        if (root / REPORTS / report).is_file() and f.is_file():
+            out[report] = (f"{REPORTS}/{name}", from_csv(f.read_text(encoding="utf-8"), f"{REPORTS}/{name}"))
+    return out
+
+
+def change_files(root: Path, line: RunLine) -> tuple[str, ...]:
+    """A run's change files: its list's column, or for runs.csv its config's (configs/<run>.json at HEAD)."""
+    return line.change_files or config_changes(root, line.run)
+
+
+@functools.cache
+def config_changes(root: Path, run: str) -> tuple[str, ...]:
+    config = head_bytes(root, f"configs/{run}.json")
+    return tuple(json.loads(config).get("change_files", {})) if config else ()
+
+
+def code_problems(root: Path) -> list[str]:
+    """One line per committed report with a run made by other code than HEAD's files give: its code_md5 against
+    code_md5() over dvc.yaml's run dependencies and the run's change files, each file as HEAD has it."""
+    common = run_code(root)
+    cache: dict[tuple[str, ...], str] = {}
+    head = Path(tempfile.mkdtemp(prefix="review-check-"))     # HEAD's copies, for core/stage.py's own code_md5
+
+    def today(files: tuple[str, ...]) -> str:
+        if files not in cache:
+            paths = sorted({*common, *files})
+            for p in paths:
+                if not (head / p).is_file():
+                    (head / p).parent.mkdir(parents=True, exist_ok=True)
+                    (head / p).write_bytes(head_bytes(root, p) or b"")
+            cache[files] = code_md5(paths, head)
+        return cache[files]
+
+    problems = []
+    try:
+        found = {report: (path, [x for x in lines if x.code_md5 != today(change_files(root, x))])
+                 for report, (path, lines) in run_lists(root).items()}
+    finally:
+        shutil.rmtree(head, ignore_errors=True)
+    for report, (path, lines) in run_lists(root).items():
+        stale = found[report][1]
+        if stale:
+            fix = "dvc repro" if report == files_of.MAIN else f"modern-gpt reproduce {overlay_of(report)}"
+            made = ", ".join(sorted({x.code_md5 for x in stale}))
+            problems.append(f"{REPORTS}/{report}: {len(stale)} of its {len(lines)} runs ({path}) were made by code "
+                            f"{made}, not what today's files give ({today(change_files(root, stale[0]))} for "
+                            f"{stale[0].run} seed {stale[0].seed}): rerun them: {fix}")
+    return problems
+
+
+def overlay_of(report: str) -> str:
+    return next(name for name, files in files_of.OVERLAY_FILES.items() if files[0] == report)
+
+
+def markdown_rows(text: str) -> list[dict[str, str]]:
+    """The rows of a report's first table with a variant, val and bpc column, by header."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        head = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and {"variant", "val", "bpc"} <= set(head):
+            rows = []
+            for body in lines[i + 2:]:
+                if not body.startswith("|"):
+                    break
+                rows.append(dict(zip(head, (c.strip() for c in body.strip().strip("|").split("|")))))
+            return rows
+    return []
+
+
+def ladder_disagreements(root: Path) -> list[str]:
+    """Each off-by-default ladder's table (beyond.md, catalogue.md) against its run list: row k of the table is
+    the k-th row its runs list (row 0 the main table's), its params, train, val, seeds and bpc recomputed."""
+    problems = []
+    for report, (path, lines) in run_lists(root).items():
+        if report not in (files_of.BEYOND, files_of.CATALOGUE):
+            continue
+        runs: dict[str, list[RunLine]] = {}
+        for x in lines:
+            if x.family != "sweep":
+                runs.setdefault(x.run, []).append(x)
+        table = markdown_rows((root / REPORTS / report).read_text(encoding="utf-8"))
+        if len(table) != len(runs):
+            problems.append(f"{REPORTS}/{report}: its table has {len(table)} rows, its runs ({path}) {len(runs)}")
+            continue
+        for row, (slug, mine) in zip(table, runs.items()):
+            r = row_result(slug, row.get("variant", ""), sorted(mine, key=lambda x: x.seed))
+            expected = {"params": f"{r.params / 1e6:.3f}M", "train": mean_sd(r.train), "val": mean_sd(r.val),
+                        "seeds": str(r.val.n), "bpc": num(r.bpc.mean, 3)}
+            problems += [f"{REPORTS}/{report}: row {row.get('#', '?')} ({row.get('variant')}) {k} is {row[k]!r}, its "
+                         f"runs in {path} give {v!r}" for k, v in expected.items() if k in row and row[k] != v]
+    return problems
+
+
 def check(root: Path) -> tuple[list[str], str]:
     """(problems, what was checked): one line per problem; none when the reports are honest."""
     lock = load_yaml((root / "dvc.lock").read_text(encoding="utf-8")) if (root / "dvc.lock").is_file() else {}
@@ -129,5 +252,9 @@ def check(root: Path) -> tuple[list[str], str]:
     seen = {p.split(":")[0] for p in problems}
     problems += [p for p in stale_stages(root, lock) if not any(f"output {s} " in p + " " for s in seen)]
     problems += table_disagreements(root)
+    problems += code_problems(root)
+    problems += ladder_disagreements(root)
     stages = len(lock.get("stages", {}))
-    return problems, f"{len(outs)} committed outputs' md5, {stages} stages, the main table from {RUNS}"
+    reports = ", ".join(run_lists(root))
+    return problems, (f"{len(outs)} committed outputs' md5, {stages} stages, each run's code ({reports}), the "
+                      f"tables from their runs")
