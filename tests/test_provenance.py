@@ -152,6 +152,24 @@ def test_code_line_says_when_the_runs_were_made_by_different_code():
     assert provenance(META, rows, None)["training code"] == line
 
 
+def test_code_line_gives_one_version_and_each_rows_change_files_where_rows_import_their_own():
+    """A row whose change file it imported too has another md5 by design: one version, and that row's files, not
+    "different versions"; two runs of the same files with different md5s still are."""
+    change = "src/modern_gpt/changes/parallel_block.py"
+    rows = rows_of([record("baseline", 0, 2.0, md5="aaaa00000000", files=FILES),
+                    record("baseline", 1, 2.1, md5="aaaa00000000", files=FILES)],
+                   [record("norm", 0, 1.9, md5="cccc00000000", files=[*FILES, change]),
+                    record("norm", 1, 2.0, md5="cccc00000000", files=[*FILES, change])])
+    line = code_line(rows)
+    assert line.startswith("md5 `aaaa00000000` over the 5 files the runs imported: ") and "different" not in line
+    assert line.endswith("; rows with change files of their own: " + rows[1].label
+                         + ": `changes/parallel_block.py` too, md5 `cccc00000000`")
+    again = rows_of([record("baseline", 0, 2.0, md5="aaaa00000000", files=FILES)],
+                    [record("norm", 0, 1.9, md5="cccc00000000", files=[*FILES, change]),
+                     record("norm", 1, 2.0, md5="dddd00000000", files=[*FILES, change])])   # those files, twice
+    assert code_line(again).startswith("**3 different versions**")
+
+
 def test_code_line_without_an_md5_says_not_recorded():
     assert code_line(two_rows()) == "not recorded"
     assert provenance(META, two_rows(), None)["training code"] == "not recorded"

@@ -9,24 +9,48 @@ from ..records.stages import Floor
 from .results import RowResult
 
 
+CHANGES = "src/modern_gpt/changes/"       # a change's own file: a row that switches it on imports it too
+
+
+def change_files(run) -> tuple[str, ...]:
+    """The change files a run imported besides every run's code (the registry, changes/__init__.py, is every run's)."""
+    return tuple(f for f in run.code_files if f.startswith(CHANGES) and f != CHANGES + "__init__.py")
+
+
 def code_line(rows: list[RowResult]) -> str:
-    """The md5 each run recorded over the code it imported, and which files those were."""
+    """The md5 each run recorded over the code it imported, and which files those were: one version of the code
+    every run imports, and each row whose change files it imported too (their md5 then differs by design). Runs of
+    the same files with different md5s were made by different code."""
     runs = [run for r in rows for run in r.runs]
     md5s = sorted({run.code_md5 for run in runs if run.code_md5})
     missing = sum(not run.code_md5 for run in runs)
     if not md5s:
         return "not recorded"
-    files = sorted({f for run in runs for f in run.code_files})
+    extra = {f for run in runs for f in change_files(run)}
+    files = sorted({f for run in runs for f in run.code_files} - extra)
     package = "src/modern_gpt/"
     modules = [f[len(package):] for f in files if f.startswith(package)]
     parts = sorted({m.split("/")[0] + ("/" if "/" in m else "") for m in modules})
     where = ", ".join(f"`{f}`" for f in files if not f.startswith(package))
     where += (" and " if where else "") + f"{len(modules)} modules in `{package}{{{','.join(parts)}}}`"
     unrecorded = f"; {missing} of {len(runs)} runs recorded none" if missing else ""
-    if len(md5s) == 1:
-        return f"md5 `{md5s[0]}` over the {len(files)} files the runs imported: {where}{unrecorded}"
-    return (f"**{len(md5s)} different versions** (md5 {', '.join(f'`{m}`' for m in md5s)}): the runs were made by "
-            f"different code; rerun them (`dvc repro`). Files: {where}{unrecorded}")
+    by_files: dict[tuple[str, ...], set[str]] = {}
+    for run in runs:
+        if run.code_md5:
+            by_files.setdefault(change_files(run), set()).add(run.code_md5)
+    if any(len(v) > 1 for v in by_files.values()):
+        return (f"**{len(md5s)} different versions** (md5 {', '.join(f'`{m}`' for m in md5s)}): runs of the same "
+                f"files were made by different code; rerun them (`dvc repro`). Files: {where}{unrecorded}")
+    plain = by_files.get(())
+    head = (f"md5 `{next(iter(plain))}` over the {len(files)} files the runs imported: {where}" if plain else
+            f"the {len(files)} files every run imported: {where}")
+    own = []
+    for r in rows:
+        mine = change_files(r.runs[0]) if r.runs else ()
+        if mine and r.runs[0].code_md5:
+            own.append(f"{r.label}: {', '.join(f'`{f[len(package):]}`' for f in mine)} too, md5 "
+                       f"`{r.runs[0].code_md5}`")
+    return head + ("; rows with change files of their own: " + "; ".join(own) if own else "") + unrecorded
 
 
 def hf_line(classes: list[tuple[str, str | None]]) -> str:
