@@ -255,3 +255,16 @@ def test_without_a_floor_the_report_uses_raw_d_and_says_so():
     assert "This corpus has no known floor" in text and "trend of d (largest − smallest)" in text
     assert [t[0][-1] for t in tables_of(text)[1:-1]] == ["mean d"] * 3
     assert {r["measure"] for r in table} == {"d"} and table[0]["effect"] == pytest.approx(-0.05)
+
+
+def test_the_provenance_seeds_line_says_what_every_row_ran_and_each_row_that_ran_more():
+    from types import SimpleNamespace as NS
+    from modern_gpt.reporting.scale import seeds_line
+
+    def row(label, n):
+        return NS(label=label, runs=[NS(seed=s) for s in range(n)])
+    pairs = [(NS(name="xs"), [row("Step 1 baseline", 8), row("+ RoPE", 5)]), (NS(name=None), [row("+ RoPE", 5)]),
+             (NS(name="l"), [row("+ QK-norm", 12)])]
+    assert seeds_line(pairs) == ("0, 1, 2, 3, 4 on every row of every size; more where settling asked for them (seeds, "
+                                 "in the seed order): xs: Step 1 baseline 8; l: + QK-norm 12")
+    assert seeds_line(pairs[1:2]) == "0, 1, 2, 3, 4 on every row of every size"

@@ -85,6 +85,16 @@ def tables(found: list[ChangeAcrossSizes], floor: bool) -> list[str]:
     return [size_table(found, i, floor) for i in range(len(found[0].cells))] + [transfer_table(found, floor)]
 
 
+def seeds_line(pairs: list) -> str:
+    """The seeds every row of every size ran, then each row that ran more (settling's seeds, in the seed order)."""
+    every = [r for _, rows in pairs for r in rows]
+    common = sorted(set.intersection(*({run.seed for run in r.runs} for r in every)))
+    more = [f"{size_name(s)}: " + ", ".join(f"{r.label} {len(r.runs)}" for r in rows if len(r.runs) > len(common))
+            for s, rows in pairs if any(len(r.runs) > len(common) for r in rows)]
+    return (f"{', '.join(map(str, common))} on every row of every size"
+            + ("; more where settling asked for them (seeds, in the seed order): " + "; ".join(more) if more else ""))
+
+
 def scale_provenance(results: Results) -> dict[str, str]:
     """scale.md's provenance table (ablation.md's is provenance.provenance): sizes, seeds, tokens per parameter,
     the corpus and its floor (the main table's lines), the code, the machine: every fact from the plan and the run
@@ -94,7 +104,7 @@ def scale_provenance(results: Results) -> dict[str, str]:
     main = results.main.provenance
     info = {k: main[k] for k in ("corpus", "split", "tokenizer") if k in main}
     info["sizes"] = "; ".join(f"**{size_name(s)}** {shape(s)}" for s, _ in pairs)
-    info["seeds"] = ", ".join(str(run.seed) for run in pairs[0][1][0].runs)
+    info["seeds"] = seeds_line(pairs)
     first = pairs[0][1][0].runs[0]
     budget = ("the same steps at every size (scale.budget: steps)" if len({s.iters for s, _ in pairs}) == 1 else
               "model:'s training tokens per non-embedding parameter at every size (scale.budget: tokens_per_param; "

@@ -94,7 +94,7 @@ SCALE_TREND = (
 SCALE_CAP = ("The sizes stop at {cap} seeds (params.yaml `settle.scale_cap`: their runs cost most), so each look's "
              "interval there is at {level}; the size model: is the main table's ladder on its runs, judged at its own "
              "looks up to {main_cap} seeds, at {main_level}. Each verdict names the look that settled it, so the "
-             "seeds it was judged on; the provenance lists every seed any row ran.")
+             "seeds it was judged on; the provenance lists the seeds every row ran and each row that ran more.")
 SCALE_FULL = "**The full model against the baseline, at every size:** "
 SCALE_FULL_SIZE = ("{size} Δ val {effect} (spread {spread}, {confidence} CI {interval}): {verdict}, "
                    "params {params_from} → {params_to}")
