@@ -10,11 +10,17 @@ CURVES = "val_curves.csv"
 CURVES_PLOT = "val_curves.png"
 SWEEP = "lr_sweep.csv"           # the learning-rate grid
 SWEEP_PLOT = "lr_sweep.png"
-BEYOND = "beyond.md"             # written while beyond.ladder lists flags (git alone tracks it)
-CATALOGUE = "catalogue.md"       # written while catalogue.ladder lists changes (git alone tracks it)
-SCALE = "scale.md"               # written while scale.sizes lists sizes (git alone tracks these three)
+BEYOND = "beyond.md"             # written while beyond.ladder lists flags (off: left as it is)
+CATALOGUE = "catalogue.md"       # written while catalogue.ladder lists changes (off: left as it is)
+SCALE = "scale.md"               # written while scale.sizes lists sizes (off: these three left as they are)
 SCALE_TABLE = "scale.csv"
 SCALE_PLOT = "scale.png"
-STAGE_OUTS = (MAIN, TABLE, RUNS, CURVES, SWEEP, CURVES_PLOT, SWEEP_PLOT, METRICS)   # dvc.yaml's, in its order
+BEYOND_RUNS = "beyond_runs.csv"  # each off-by-default report's runs, as runs.csv lists the main job's
+CATALOGUE_RUNS = "catalogue_runs.csv"
+SCALE_RUNS = "scale_runs.csv"
+OVERLAY_FILES = {"beyond": (BEYOND, BEYOND_RUNS), "catalogue": (CATALOGUE, CATALOGUE_RUNS),
+                 "scale": (SCALE, SCALE_TABLE, SCALE_PLOT, SCALE_RUNS)}     # reports/overlays/<report>.yaml makes these
+STAGE_OUTS = (MAIN, TABLE, RUNS, CURVES, SWEEP, CURVES_PLOT, SWEEP_PLOT,       # dvc.yaml's, in its order
+              *(f for files in OVERLAY_FILES.values() for f in files), METRICS)
 
 CSV_FLOAT = "%.6g"               # how every CSV of the report writes a float
