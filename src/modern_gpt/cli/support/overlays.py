@@ -19,8 +19,7 @@ from ...config.params import parse_yaml, sections
 from ...reporting import outputs
 
 FOLDER = Path("reports/overlays")           # one file per off-by-default report: <report>.yaml
-FILES = {"beyond": (outputs.BEYOND,), "scale": (outputs.SCALE, outputs.SCALE_TABLE, outputs.SCALE_PLOT),
-         "catalogue": (outputs.CATALOGUE,)}   # what each overlay makes, under reports/
+FILES = outputs.OVERLAY_FILES               # what each overlay makes, under reports/
 
 
 def names(root: Path = Path(".")) -> list[str]:
