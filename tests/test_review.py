@@ -11,8 +11,7 @@ from pathlib import Path
 
 from md_tables import cells
 from modern_gpt.core.errors import DataError
-from modern_gpt.records.stages import LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow, SweepPlanRun
-from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, planned, to_csv
+from modern_gpt.reporting.runs_csv import FIELDS, REPORT_FIELDS, RunLine, from_csv, to_csv
 from modern_gpt.reporting.stats import Verdict, compare
 from modern_gpt.review.check import stale, table_disagreements
 from modern_gpt.review.diff import review
@@ -135,24 +134,49 @@ def test_runs_csv_reads_back_every_float_exactly_and_in_a_stable_order():
         from_csv("row,seed\nx,0\n")
 
 
-def test_every_family_the_plan_lists_comes_once_in_the_files_order():
-    rows = tuple(PlannedRow(s, s, True, None) for s in ("baseline", "norm", "qk_norm"))
-    plan = Plan(ladders=(LadderPlan("main", rows), LadderPlan("beyond", (rows[-1], PlannedRow("beyond_mlp", "", True,
-                                                                                                None))),
-                         LadderPlan("scale", tuple(PlannedRow(f"scale_xs_{r.slug}", "", True, None) for r in rows),
-                                    size="xs")),
-                seeds=(0, 1), aa_seeds=(10,), leave_one_out=(PlannedRow("loo_norm", "", True, None),),
-                rerun=(PlannedRow("rerun_norm", "", True, None, of="norm"),), rerun_perturbation=1e-7,
-                match_params=False,
-                sweep=SweepPlan(0.002, (SweepPlanRow("qk_norm", (SweepPlanRun(4.0, "sweep_qk_norm_x4"),)),), (0,)),
-                sizes=())
-    got = [(family, row, size, lr, slug) for family, row, size, lr, slug, _ in planned(plan)]
-    assert got == [("run", "baseline", "", 1, "baseline"), ("run", "norm", "", 1, "norm"),
-                   ("run", "qk_norm", "", 1, "qk_norm"), ("sweep", "qk_norm", "", 4, "sweep_qk_norm_x4"),
-                   ("beyond", "qk_norm", "", 1, "qk_norm"), ("beyond", "beyond_mlp", "", 1, "beyond_mlp"),
-                   ("scale", "baseline", "xs", 1, "scale_xs_baseline"), ("scale", "norm", "xs", 1, "scale_xs_norm"),
-                   ("scale", "qk_norm", "xs", 1, "scale_xs_qk_norm"), ("aa", "baseline", "", 1, "baseline"),
-                   ("loo", "loo_norm", "", 1, "loo_norm"), ("rerun", "norm", "", 1, "rerun_norm")]
+def test_runs_csv_and_each_reports_run_list_come_from_the_results_each_run_once_in_the_files_order():
+    """run_lines() walks the results the report is built from: runs.csv has every run once (the main ladder, its grid
+    cells, each further ladder, the A/A copy, leave-one-out, reruns), and each off-by-default report's list has the
+    runs it reads, its row 0 (the main table's) included, with each run's change files."""
+    from fakes import run_record
+    from modern_gpt.records.stages import LadderName
+    from modern_gpt.reporting.results import Ladder, Rerun, Results, SweepRow, row_result
+    from modern_gpt.reporting.runs_csv import run_lines
+    from modern_gpt.reporting.sweep import sweep_cell
+    smear = "src/modern_gpt/changes/smear.py"
+
+    def row(slug, seeds=(0, 1), files=()):
+        return row_result(slug, slug, [run_record(s, slug=slug, code_md5="k", code_files=("stages/run.py", *files))
+                                       for s in seeds])
+    main = [row("baseline"), row("norm"), row("qk_norm", (0, 1, 2))]
+    x4 = [run_record(s, slug="sweep_qk_norm_x4") for s in (0, 1, 2)]
+    grid = SweepRow(main[2], (sweep_cell("qk_norm", 1.0, 0.002, list(main[2].runs[:2]), 0.5, []),
+                              sweep_cell("sweep_qk_norm_x4", 4.0, 0.008, x4[:2], 0.5, x4[2:])))
+    results = Results([Ladder(LadderName.MAIN, main, sweep=[grid]),
+                       Ladder(LadderName.BEYOND, [main[2], row("beyond_mlp")]),
+                       Ladder(LadderName.CATALOGUE, [main[2], row("catalogue_smear", files=(smear,))]),
+                       Ladder(LadderName.SCALE, [row(f"scale_xs_{r.slug}") for r in main], size="xs")],
+                      settings=None, aa=row("baseline", (10,)), loo=[row("loo_norm")],
+                      reruns=[Rerun(main[1], row("rerun_norm"))])
+    files = run_lines(results, lambda slug: f"md5 {slug}")
+
+    def keys(lines):
+        return [(x.family, x.row, x.size, x.lr, x.run, x.seed) for x in lines]
+    mains = [("run", r, "", 1.0, r, s) for r in ("baseline", "norm") for s in (0, 1)] + [
+        ("run", "qk_norm", "", 1.0, "qk_norm", s) for s in (0, 1, 2)]
+    grid_runs = [("sweep", "qk_norm", "", 4.0, "sweep_qk_norm_x4", s) for s in (0, 1, 2)]
+    assert keys(files["runs.csv"]) == mains + grid_runs + [
+        ("beyond", "beyond_mlp", "", 1.0, "beyond_mlp", s) for s in (0, 1)] + [
+        ("catalogue", "catalogue_smear", "", 1.0, "catalogue_smear", s) for s in (0, 1)] + [
+        ("scale", r, "xs", 1.0, f"scale_xs_{r}", s) for r in ("baseline", "norm", "qk_norm") for s in (0, 1)] + [
+        ("aa", "baseline", "", 1.0, "baseline", 10), *(("loo", "loo_norm", "", 1.0, "loo_norm", s) for s in (0, 1)),
+        *(("rerun", "norm", "", 1.0, "rerun_norm", s) for s in (0, 1))]
+    assert keys(files["beyond_runs.csv"]) == mains[4:] + [("beyond", "beyond_mlp", "", 1.0, "beyond_mlp", s)
+                                                          for s in (0, 1)]
+    assert [x.change_files for x in files["catalogue_runs.csv"]] == [()] * 3 + [(smear,)] * 2
+    assert keys(files["scale_runs.csv"]) == mains + [("scale", r, "xs", 1.0, f"scale_xs_{r}", s)
+                                                     for r in ("baseline", "norm", "qk_norm") for s in (0, 1)]
+    assert {x.config_md5 for x in files["runs.csv"] if x.run == "norm"} == {"md5 norm"}
 
 
 def test_the_check_recomputes_each_row_of_the_main_table_from_its_runs(tmp_path):
@@ -256,3 +280,70 @@ def test_review_and_its_check_run_with_every_training_dependency_blocked():
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, (args, done.stdout, done.stderr)
         assert "imported: []" in done.stdout and "needs " not in done.stderr, (args, done.stderr)
         assert ("## modern-gpt review" if args[1] == "HEAD" else "review --check: ") in done.stdout + done.stderr
+
+
+def git_repo(root: Path, files: dict[str, str]) -> None:
+    import subprocess
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "PATH": "/usr/bin:/bin"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "c", "--allow-empty"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=env, capture_output=True)
+
+
+def test_the_check_names_the_report_whose_run_another_code_made_the_main_one_and_an_off_by_default_one(tmp_path):
+    """Each run's code_md5 against what HEAD's files give (dvc.yaml's run dependencies, and its row's change files:
+    runs.csv's from configs/<run>.json, an off-by-default list's from its column): one line per report, naming it."""
+    from modern_gpt.core.stage import code_md5
+    from modern_gpt.review.check import code_problems
+    code = {"stages/run.py": "print('run')\n", "src/modern_gpt/nn/model.py": "x = 1\n",
+            "src/modern_gpt/changes/smear.py": "smear = 1\n"}
+    dvc_yaml = "stages:\n  run:\n    deps: [data/tokenized, stages/run.py, src/modern_gpt/nn/model.py]\n"
+    git_repo(tmp_path, {**code, "dvc.yaml": dvc_yaml})
+    plain = code_md5(["src/modern_gpt/nn/model.py", "stages/run.py"], tmp_path)
+    smeared = code_md5(["src/modern_gpt/changes/smear.py", "src/modern_gpt/nn/model.py", "stages/run.py"], tmp_path)
+    main = [line("qk_norm", s, 1.0, code=plain) for s in range(2)]
+    star = [line("qk_norm", 0, 1.0, code=plain),
+            dataclasses.replace(line("catalogue_smear", 0, 1.0, code=smeared, family="catalogue"),
+                                change_files=("src/modern_gpt/changes/smear.py",))]
+    files = {"reports/ablation.md": "x\n", "reports/runs.csv": to_csv(main).decode(), "reports/catalogue.md": "x\n",
+             "reports/catalogue_runs.csv": to_csv(star, REPORT_FIELDS).decode()}
+    git_repo(tmp_path, files)
+    assert code_problems(tmp_path) == []
+    git_repo(tmp_path, {"src/modern_gpt/changes/smear.py": "smear = 2\n"})        # only the catalogue's run
+    problems = code_problems(tmp_path)
+    assert len(problems) == 1 and problems[0].startswith(
+        "reports/catalogue.md: 1 of its 2 runs (reports/catalogue_runs.csv) were made by code " + smeared)
+    assert problems[0].endswith("rerun them: modern-gpt reproduce catalogue")
+    git_repo(tmp_path, {"src/modern_gpt/nn/model.py": "x = 2\n"})                # every run's
+    assert [p.split(":")[0] for p in code_problems(tmp_path)] == ["reports/ablation.md", "reports/catalogue.md"]
+    assert code_problems(tmp_path)[0].endswith("rerun them: dvc repro")
+
+
+def test_the_check_reads_an_off_by_default_reports_table_against_its_runs_and_its_bytes_against_the_lock(tmp_path):
+    """beyond.md's rows (params, train, val, seeds, bpc) recomputed from reports/beyond_runs.csv by the report's own
+    functions; an edited cell is one line naming the report, the row and the column. Its bytes: dvc.lock's md5 (the
+    report stage's persisted output), so any edit fails there too."""
+    from modern_gpt.reporting.cells import mean_sd, num
+    from modern_gpt.reporting.results import row_result
+    from modern_gpt.reporting.runs_csv import file_md5
+    from modern_gpt.review.check import edited, ladder_disagreements
+    runs = seeds_of("qk_norm", 0.95) + seeds_of("beyond_mlp", 0.94, rng_seed=3, family="beyond")
+    rows = [row_result(slug, slug, [x for x in runs if x.run == slug]) for slug in ("qk_norm", "beyond_mlp")]
+    head = "| # | variant | params | train | val | seeds | bpc | verdict |\n|--:|:--|--:|--:|--:|--:|--:|:--|\n"
+    body = "".join(f"| {i} | {r.label} | {r.params / 1e6:.3f}M | {mean_sd(r.train)} | {mean_sd(r.val)} | {r.val.n} | "
+                   f"{num(r.bpc.mean, 3)} | noise |\n" for i, r in enumerate(rows))
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "beyond.md").write_text("# The second ladder\n\n" + head + body)
+    (tmp_path / "reports" / "beyond_runs.csv").write_bytes(to_csv(runs, REPORT_FIELDS))
+    assert ladder_disagreements(tmp_path) == []
+    outs = [("report", "reports/beyond.md", file_md5(tmp_path / "reports" / "beyond.md"))]
+    assert edited(tmp_path, outs) == []
+    page = tmp_path / "reports" / "beyond.md"
+    page.write_text(page.read_text().replace(mean_sd(rows[1].val), "0.9000 ± 0.0010"))
+    assert ladder_disagreements(tmp_path) == [
+        f"reports/beyond.md: row 1 (beyond_mlp) val is '0.9000 ± 0.0010', its runs in reports/beyond_runs.csv give "
+        f"{mean_sd(rows[1].val)!r}"]
+    assert edited(tmp_path, outs)[0].startswith("reports/beyond.md: md5 ")
