@@ -19,6 +19,7 @@ from ..config import params as params_file
 from ..config.sections import SettleConfig, section
 from ..core.errors import ConfigError, DataError
 from ..core.files import write_bytes
+from .support.dvc_calls import stage_paths
 
 
 def add_parsers(sub) -> None:
@@ -74,8 +75,9 @@ def cmd_settle(args: argparse.Namespace) -> None:
         round_ += 1
         cmd_repro(argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None))
         report = params_file.load(("report",), optional=("report",))["report"]
-        plan, _, results = from_files(Path("data/runs"), Path("data/serve"), Path("configs/plan.json"),
-                                      Path("data/tokenized/meta.json"), Path("data/generated"), report)
+        where = stage_paths("report")             # the report stage's own inputs, as dvc.yaml gives them
+        plan, _, results = from_files(Path(where["runs"]), Path(where["serve"]), Path(where["configs"]) / "plan.json",
+                                      Path(where["meta"]), Path(where["generated"]), report)
         found = comparisons(results)
         has = {slug: len(plan.seeds_of(slug)) for a in found for slug in a.slugs}
         add = asked_seeds(found, has)

@@ -16,6 +16,21 @@ DVC = [sys.executable, "-m", "dvc"]
 TRAINING_STAGES = frozenset(f.stage for f in TRAINING) | {SETTLE}     # dvc.yaml's stages that train a run
 
 
+def stage_paths(stage: str, path: str | Path = "dvc.yaml") -> dict[str, str]:
+    """The --option value pairs of a stage's command in dvc.yaml ({'runs': 'data/runs', ...}): where that stage
+    reads and writes, for a command that reads the same files as the stage (modern-gpt settle: the report's)."""
+    import shlex
+
+    import yaml
+    try:
+        cmd = yaml.safe_load(Path(path).read_text(encoding="utf-8"))["stages"][stage]["cmd"]
+    except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
+        raise DataError(f"{path}: no stage {stage!r} with a command ({type(e).__name__}); run this at the root of a "
+                        "clone of the project") from None
+    words = shlex.split(cmd)
+    return {w[2:]: v for w, v in zip(words, words[1:]) if w.startswith("--") and not v.startswith("--")}
+
+
 def dvc(*args: str, check: bool = True, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     """`dvc ARGS` in `cwd` (default: here); a failure is one line (check) or the caller's to read."""
     done = subprocess.run([*DVC, *args], capture_output=True, text=True, cwd=cwd, env=env)
