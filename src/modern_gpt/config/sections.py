@@ -291,10 +291,11 @@ class ScaleConfig:
 class SettleConfig:
     """`settle`: more seeds only where a verdict is open (reporting/looks.py; `modern-gpt settle` runs it). `looks`
     are the seed counts at which each comparison is judged, fixed before any run: the first is seeds:'s count, the
-    last the cap; fewer than two looks is off (every verdict judged once, at report.confidence). `scale_cap`: the
-    scale ladders' own last look (their runs cost most), one of looks; None: the cap. `runs`: the runs `modern-gpt
-    settle` added, `<slug>-<seed>: {slug, seed}` (dvc.yaml's settle stage trains each), checked against the plan's
-    rows and seed order by the plan stage."""
+    last the cap; fewer than two looks is off: every comparison judged once, at report.confidence, on every seed
+    both its rows ran, settle.runs' included, and scale_cap unused (so `-S settle.looks=[]` alone switches it off
+    and trains nothing). `scale_cap`: the scale ladders' own last look (their runs cost most), one of looks; None:
+    the cap. `runs`: the runs `modern-gpt settle` added, `<slug>-<seed>: {slug, seed}` (dvc.yaml's settle stage
+    trains each), checked against the plan's rows (and, with looks on, its seed order) by the plan stage."""
     looks: list = field(default_factory=list)
     scale_cap: int | None = None
     runs: dict = field(default_factory=dict)
@@ -305,7 +306,7 @@ class SettleConfig:
                 or any(b <= a for a, b in zip(looks, looks[1:]))):
             raise ConfigError(f"looks={looks!r}: must list seed counts in increasing order, the first seeds:'s "
                               "count and the last the cap, e.g. [5, 8, 12, 20]; [] is off")
-        if self.scale_cap is not None and (not self.on or self.scale_cap not in looks[1:]):
+        if self.scale_cap is not None and self.on and self.scale_cap not in looks[1:]:
             raise ConfigError(f"scale_cap={self.scale_cap!r}: must be one of looks after the first "
                               f"({', '.join(map(str, looks[1:])) or 'none: looks is off'}), at most the cap; "
                               "empty: the cap")
@@ -318,9 +319,6 @@ class SettleConfig:
             if not ok:
                 raise ConfigError(f"runs.{key}: must be {{slug: <slug>, seed: <seed>}} with the key <slug>-<seed> "
                                   f"(modern-gpt settle writes them), got {run!r}")
-        if self.runs and not self.on:
-            raise ConfigError(f"runs: lists {len(self.runs)} added runs, but looks={looks!r} is off: give the looks "
-                              "they were added for, or remove them")
 
     @property
     def on(self) -> bool:

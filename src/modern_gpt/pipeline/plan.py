@@ -60,6 +60,12 @@ def added_seeds(p: Params, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]
                               "ladder on again")
         lk = looks_of[slug]
         base, n = len(lk.base), len(lk.base) + len(seeds)
+        if not p.settle.on:                          # off: the runs stay, each comparison judged once on them all
+            if taken := sorted(set(seeds) & set(lk.base)):
+                raise ConfigError(f"settle.runs: {slug}-{taken[0]}: seed {taken[0]} is one of its base seeds "
+                                  f"({list(lk.base)}); remove it")
+            out.append(AddedSeeds(slug, tuple(seeds)))
+            continue
         if n > lk.looks[-1]:
             raise ConfigError(f"settle.runs: {slug} has {n} seeds, past its cap of {lk.looks[-1]} (settle.looks, "
                               "settle.scale_cap); remove the runs past it")

@@ -93,17 +93,23 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
 
 
 def design(plan: Plan, scale: bool, confidence: float, band: float) -> Design:
-    """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap), or the base seeds alone (off)."""
-    looks = plan.looks or (len(plan.seeds),)
+    """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap); off, one look on every seed a row
+    ran (the base seeds, and those settle.runs lists), its seed order long enough for them all."""
+    if not plan.looks:
+        most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
+        return Design((len(plan.seeds),), seed_order(plan.seeds, plan.aa_seeds, most), confidence, band)
+    looks = plan.looks
     if scale and plan.scale_cap is not None:
         looks = tuple(k for k in looks if k <= plan.scale_cap)
     return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band)
 
 
 def grid_design(plan: Plan, confidence: float, band: float) -> Design:
-    """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: that one look)."""
+    """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: one look, on every seed a
+    pair's runs have, its seed order long enough for them all)."""
     looks = grid_looks(plan.looks, len(plan.sweep.seeds))
-    return Design(looks, grid_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, looks[-1]), confidence, band)
+    most = looks[-1] if plan.looks else len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
+    return Design(looks, grid_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band)
 
 
 def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],

@@ -113,13 +113,14 @@ def judge_looks(row: Mapping[int, Optional[float]], ref: Mapping[int, Optional[f
     """One comparison under the design: row and ref map each seed they ran to its loss; the looks take the first n
     seeds of design.order. The seeds both ran form a prefix of it (the plan's rule); each look inside that prefix
     is judged in turn until one settles. With fewer paired seeds than the first look, the one look is what they
-    have (a smoke build's single seed: n/a)."""
+    have (a smoke build's single seed: n/a); with the design off, one look on every seed both ran."""
     prefix: list[int] = []
     for s in design.order:
         if s not in row or s not in ref:
             break
         prefix.append(s)
-    looks = [n for n in design.looks if n <= len(prefix)] or [len(prefix)]
+    looks = [n for n in design.looks if n <= len(prefix)] if design.on else []
+    looks = looks or [len(prefix)]                   # off: once, on every seed both ran
     level = design.level
     c = None
     for n in looks:

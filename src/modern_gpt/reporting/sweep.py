@@ -60,7 +60,7 @@ def sweep_cell(slug: str, multiple: float, lr: float, runs: Sequence[RunRecord],
 
 def sweep_pairs(rows: Sequence[SweepRow], ladder: Sequence[RowResult], design: Design) -> list[SweepPair]:
     """Each covered row whose ladder predecessor is covered too, compared with it at both best rates (chosen on
-    sweep.seeds, the first look, and fixed there), judged at the grid's looks (`design`; off: once, on sweep.seeds)
+    sweep.seeds, the first look, and fixed there), judged at the grid's looks (`design`; off: once, on every seed both ran)
     on every seed both cells ran; and at train.lr for both, alike."""
     by_slug = {r.row.slug: r for r in rows}
     out = []
