@@ -17,7 +17,6 @@ from modern_gpt.config.seeds import grid_looks, grid_seed_order, seed_order
 from modern_gpt.pipeline.ladder_params import check_all
 from modern_gpt.reporting.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
                                         simulate_looks)
-from modern_gpt.reporting.runs_csv import planned as runs_planned
 from modern_gpt.reporting.settling import Asked, asked_seeds
 from modern_gpt.reporting.stats import SPREAD_SDS, Verdict
 
@@ -35,7 +34,6 @@ def settle(**values) -> dict:
     ({"looks": [5, 12, 8]}, "settle.looks=[5, 12, 8]: must list seed counts in increasing order"),
     ({"looks": [3, 8], "scale_cap": None}, "settle.looks=[3, 8]: the first look must be the base seeds' count, 5"),
     ({"looks": [5, 8], "scale_cap": 12}, "settle.scale_cap=12: must be one of looks after the first (8)"),
-    ({"looks": [], "scale_cap": None, "runs": {"bias-5": {"slug": "bias", "seed": 5}}}, "settle.runs: lists 1 added runs, but looks"),
     ({"runs": {"bias-5": {"slug": "bias", "seed": 6}}}, "settle.runs.bias-5: must be {slug: <slug>, seed: <seed>}"),
 ])
 def test_a_bad_design_is_refused_in_one_line_before_any_run(values, message):
@@ -58,13 +56,29 @@ def test_the_plan_lists_each_rows_added_seeds_and_the_order_skips_the_aa_copys_s
     assert seed_order([0, 1, 2], [3, 4, 6], 6) == (0, 1, 2, 5, 7, 8)
 
 
+def test_looks_off_is_one_setting_on_the_committed_params_its_runs_kept_each_comparison_judged_once_on_them_all():
+    """`-S settle.looks=[]` alone on the committed params: scale_cap unused, settle.runs kept (their stages exist and
+    have trained: the configs are the same, so nothing trains), and each comparison judged once, at
+    report.confidence, on every seed both its rows ran."""
+    from modern_gpt.reporting.collect import design
+    on_configs, on = plan_files(default())
+    off_configs, off = plan_files(settle(looks=[]))
+    assert off_configs == on_configs and off.looks == () and off.added == on.added
+    assert off.seeds_of("bias") == on.seeds_of("bias") and len(off.seeds_of("bias")) > len(off.seeds)
+    d = design(off, False, 0.95, 0.4)
+    assert not d.on and d.level == 0.95 and set(off.seeds_of("bias")) <= set(d.order)
+    row = {s: 1.0 + 0.01 * s for s in off.seeds_of("bias")}
+    ref = {s: 1.0 + 0.011 * s for s in off.seeds_of("mlp")}
+    look = judge_looks(row, ref, d)
+    assert look.seeds == tuple(sorted(set(row) & set(ref))) and look.comparison.confidence == 0.95
+
+
 def test_the_learning_rate_grids_runs_take_seeds_from_sweep_seeds_then_the_main_tables_order_at_its_looks():
     """The grid's looks: sweep.seeds' count (3), then settle.looks past it; its runs' added seeds: seeds 3, 4 (the
     main table's, which its rows at train.lr have) and on; anything else is refused in one line."""
     grid = {f"sweep_qk_norm_x4-{s}": {"slug": "sweep_qk_norm_x4", "seed": s} for s in (3, 4)}
     _, planned = plan_files(settle(runs=grid))
     assert planned.seeds_of("sweep_qk_norm_x4") == (0, 1, 2, 3, 4) and planned.seeds_of("sweep_qk_norm_x32") == (0, 1, 2)
-    assert ("sweep", "qk_norm", "", 4.0, "sweep_qk_norm_x4", (0, 1, 2, 3, 4)) in list(runs_planned(planned))
     assert grid_looks(LOOKS, 3) == (3, 5, 8, 12, 20) and grid_looks((), 3) == (3,)
     assert grid_seed_order([0, 2, 4], [0, 1, 2, 3, 4], [5], 8) == (0, 2, 4, 1, 3, 6, 7, 8)
     refused(lambda: plan_files(settle(runs={"sweep_qk_norm_x4-3": {"slug": "sweep_qk_norm_x4", "seed": 3}})),

@@ -75,7 +75,7 @@ def ladder_parts(title: str, intro: str, ladder: Ladder, s: Settings, full_line:
         *findings(rows, s).report(),
         f"**Rule.** {rule(level)}" + (" " + looks_paragraph(design, s) if design is not None and design.on else ""),
         markdown_table([(str(i), r) for i, r in enumerate(rows)], level, extra,
-                       seeds=design is not None and design.on),
+                       seeds=(design is not None and design.on) or len({r.val.n for r in rows}) > 1),
         table_note(s, level),
         full_line.format(**figures),
     ], full

@@ -36,7 +36,8 @@ class Column:
     csv: tuple[tuple[str, Callable[[RowResult], Any]], ...] = ()   # reports/ablation.csv: (name, raw value)
     quick: Quick | None = None                   # the quick command's table
     report: bool = True                          # False: a column of the quick table only
-    looks_only: bool = False                     # True: in the report only while settle.looks is on
+    looks_only: bool = False                     # True: in the report only while settle.looks is on, or rows
+                                                 # ran different numbers of seeds
 
 
 def _vs(get: Callable[[Comparison], Any], otherwise: Any = None) -> Callable[[RowResult], Any]:
@@ -98,7 +99,7 @@ TABLE = [c for c in COLUMNS if c.report]
 def markdown_table(rows: list[tuple[str, RowResult]], confidence: float,
                    extra: list[dict[str, str]] = (), seeds: bool = False) -> str:
     """The table of (number, result) rows, then `extra` rows given as {header: cell} (others blank); `seeds`: with
-    the seeds column (settle.looks on, where rows may have run different numbers of seeds).
+    the seeds column (settle.looks on, or rows that ran different numbers of seeds).
     Padded columns: the raw Markdown reads as a table in a pull request's diff too."""
     table = [c for c in TABLE if seeds or not c.looks_only]
     body = [[c.cell(i, r) for c in table] for i, r in rows]
