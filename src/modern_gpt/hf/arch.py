@@ -3,7 +3,7 @@
 `normalise` gives the numbers every derived figure needs, whichever names the file used, or a one-line
 ConfigError. Both transformers layouts are read: v4 (`rope_theta`, `rope_scaling` with `rope_type` or the legacy
 `type`) and v5 (`rope_parameters`, flat or nested per layer type). The dense shape is read here; the family's
-entry comes from families.py, the per-layer patterns (windows, chunks, NoPE) from layers.py, and the experts and
+entry comes from model_types.py, the per-layer patterns (windows, chunks, NoPE) from layers.py, and the experts and
 latent attention from moe_mla.py, each only for the families whose code builds them. A field of a feature the
 family's arithmetic does not model is listed in `Arch.unmodelled` with the figures it changes, and those figures
 are then left out, never guessed. Pure Python: nothing here imports transformers.

@@ -30,7 +30,8 @@ from ..config.hf_class import GPT2, HF_CLASSES, LLAMA, MISTRAL, QWEN3, hf_class
 from .arch import Arch, normalise
 from .layers import layer_list, window_flags
 
-MODEL_TYPES = {"gpt2": GPT2, "llama": LLAMA, "mistral": MISTRAL, "qwen3": QWEN3}
+# model_type → the HF class a config.json without `architectures` is read as (how each builds: MODEL_TYPES)
+CLASS_OF_MODEL_TYPE = {"gpt2": GPT2, "llama": LLAMA, "mistral": MISTRAL, "qwen3": QWEN3}
 
 
 def require_transformers():
@@ -81,8 +82,8 @@ def arch_of(conf: dict) -> str:
         if a in HF_CLASSES:
             return a
     model_type = conf.get("model_type")
-    if not archs and model_type in MODEL_TYPES:
-        return MODEL_TYPES[model_type]
+    if not archs and model_type in CLASS_OF_MODEL_TYPE:
+        return CLASS_OF_MODEL_TYPE[model_type]
     raise ConfigError(f"architectures={archs} (model_type={model_type!r}): import knows "
                       f"{', '.join(HF_CLASSES)} only")
 

@@ -20,7 +20,7 @@ from ..core.errors import ConfigError
 from ..serving.kv_cache import dtype_bytes, human
 from .arch import Arch, normalise
 from .counts import active_params, kv_caches, kv_numbers, param_counts, weight_bytes
-from .model_types import FAMILIES, text_part
+from .model_types import MODEL_TYPES, text_part
 from .fields import FIELDS, FIGURES, NM
 from .layers import window_flags
 from .meta import PARTS, MetaCount, meta_count
@@ -332,7 +332,7 @@ def _unmodelled_count(config: dict) -> MetaCount | None:
         family = text_part(config)[2]
     except ConfigError:
         return None
-    return None if family in FAMILIES else meta_count(config)
+    return None if family in MODEL_TYPES else meta_count(config)
 
 
 def explain(config: dict, context: int | None = None, batch: int = 1, dtype: str = "bf16") -> str:

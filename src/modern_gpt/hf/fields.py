@@ -1,8 +1,9 @@
 """What each config.json field means, the `model:` flag of ours it corresponds to, and which fields change the counts.
 
 `FIELDS`: field -> (meaning, our flag or NM). `COUNTS`: the fields that change the parameter count or the KV cache,
-by the feature they belong to; a family's arithmetic models some features (families.FAMILIES[...]["models"]), and a
-field of a feature it does not model makes `normalise` leave the figures it changes out rather than print them wrong.
+by the feature they belong to; a family's arithmetic models some features (model_types.MODEL_TYPES[...]["models"]),
+and a field of a feature it does not model makes `normalise` leave the figures it changes out rather than print them
+wrong.
 Nothing here imports transformers; the meanings were checked against transformers' configuration and modeling code.
 """
 
@@ -158,7 +159,7 @@ FIELDS: dict[str, tuple[str, str]] = {
 }
 
 # The fields that change the parameter count or the KV cache, by feature. A family models a feature when its
-# arithmetic reads these fields (families.FAMILIES[...]["models"]); a field of another feature, set in the file,
+# arithmetic reads these fields (model_types.MODEL_TYPES[...]["models"]); a field of another feature, set in the file,
 # leaves out the figures it changes.
 COUNTS: dict[str, frozenset[str]] = {
     "experts": frozenset({"num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok",

@@ -1,7 +1,7 @@
 """The families a config.json can be: how each one's transformers code builds the model, and which part of a file
 is the language model.
 
-`FAMILIES` holds, per model_type, what config.json never says (norm, placement, positions, biases, QK-norm, the
+`MODEL_TYPES` holds, per model_type, what config.json never says (norm, placement, positions, biases, QK-norm, the
 features the family's arithmetic models) and the defaults of fields a file may leave out. `text_part` finds the
 causal language model in a file (a multimodal one's text_config) or refuses an encoder, a vision model or another
 task; `family_of` adds the family's entry, reading an unknown decoder the Llama way. Pure Python.
@@ -15,7 +15,7 @@ from ..core.errors import ConfigError
 
 # Per family: how its code builds the model (what config.json never says) and the defaults of fields
 # a config.json may leave out (transformers' class defaults; checked against transformers 5.24).
-FAMILIES: dict[str, dict[str, Any]] = {
+MODEL_TYPES: dict[str, dict[str, Any]] = {
     "gpt2": dict(norm="layernorm", placement="pre", pos="learned", gated=False, qk_norm_kind="none",
                  biases="all", post_norms=False, tied_default=True, defaults={}),
     "llama": dict(norm="rmsnorm", placement="pre", pos="rope", gated=True, qk_norm_kind="none", biases="flag",
@@ -71,7 +71,7 @@ def text_part(raw: dict) -> tuple[dict, str, str]:
         archs = [archs]
     if mt in NOT_CAUSAL or (archs and not any(str(a).endswith(CAUSAL_SUFFIXES) for a in archs)):
         raise ConfigError(f"model_type={mt!r}, architectures={archs}: not a causal (decoder-only) language model; "
-                          f"this explains text generators ({', '.join(FAMILIES)})")
+                          f"this explains text generators ({', '.join(MODEL_TYPES)})")
     if mt in MULTIMODAL or "text_config" in raw:
         tc = raw.get("text_config")
         if not isinstance(tc, dict):
@@ -85,9 +85,9 @@ def text_part(raw: dict) -> tuple[dict, str, str]:
 def family_of(raw: dict) -> tuple[dict, str, str, dict, bool]:
     """(the language model's config, its prefix, its family, how the family builds, whether this tool knows it)."""
     cfg, prefix, family = text_part(raw)
-    if family in FAMILIES:
-        return cfg, prefix, family, FAMILIES[family], True
+    if family in MODEL_TYPES:
+        return cfg, prefix, family, MODEL_TYPES[family], True
     archs = raw.get("architectures") or []
     if not (any(str(a).endswith("ForCausalLM") for a in archs) and "hidden_size" in cfg):
-        raise ConfigError(f"model_type={family!r}: not a family this reads ({', '.join(FAMILIES)})")
-    return cfg, prefix, family, dict(FAMILIES["llama"], defaults={}), False   # an unknown Llama-like decoder
+        raise ConfigError(f"model_type={family!r}: not a family this reads ({', '.join(MODEL_TYPES)})")
+    return cfg, prefix, family, dict(MODEL_TYPES["llama"], defaults={}), False   # an unknown Llama-like decoder

@@ -1,10 +1,10 @@
 """The mixture-of-experts and multi-head latent attention readers: `Moe` and `Mla` from the fields each family
 names them by.
 
-A family's FAMILIES entry says whether its code builds experts (`moe`: the layout style) or latent attention
-(`latent` in `models`); a dense family gets None from both. Each MoE style reads the routed and shared experts, their
-width and which layers have them as that family's transformers code does, and says its router in words for explain.
-Pure Python.
+A family's MODEL_TYPES entry (model_types.py) says whether its code builds experts (`moe`: the layout style) or
+latent attention (`latent` in `models`); a dense family gets None from both. Each MoE style reads the routed and
+shared experts, their width and which layers have them as that family's transformers code does, and says its router
+in words for explain. Pure Python.
 """
 
 from __future__ import annotations
