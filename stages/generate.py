@@ -16,7 +16,7 @@ from modern_gpt.config import params
 from modern_gpt.core.files import write_bytes, write_json
 from modern_gpt.core.stage import stage_main
 from modern_gpt.corpus.sanskrit import entropy_per_char, generate
-from modern_gpt.config.sections import GenerateConfig, section
+from modern_gpt.config.sections import PARSERS, GenerateConfig
 from modern_gpt.records.stages import Floor
 
 PARAMS = ("generate",)             # the params sections this stage reads: dvc.yaml lists the same
@@ -27,7 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True, help="output folder: sanskrit.txt and floor.json")
     args = ap.parse_args()
-    g = section(GenerateConfig, params.load(PARAMS)["generate"], "generate")
+    g: GenerateConfig = PARSERS["generate"](params.load(PARAMS)["generate"], "generate")
     text = generate(g.chars, g.seed)
     floor, se = entropy_per_char(FLOOR_SENTENCES, seed=g.seed + 1)   # sentences not in the corpus
     out = Path(args.out)

@@ -14,7 +14,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.config.sections import ServeConfig, section
+from modern_gpt.config.sections import PARSERS, ServeConfig
 from modern_gpt.config import params
 from modern_gpt.core.files import read_json, write_json
 from modern_gpt.core.stage import stage_main
@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--data", required=True, help="the tokenized corpus: tokenizer.json, val.bin")
     ap.add_argument("--out", required=True, help="writes <out>/<slug>.json")
     args = ap.parse_args()
-    s = section(ServeConfig, params.load(PARAMS)["serve"], "serve")
+    s: ServeConfig = PARSERS["serve"](params.load(PARAMS)["serve"], "serve")
     data = Path(args.data)                                     # plan checked serve.run_seed is one of seeds
     record = serve_record(args.slug, s.run_seed, load_run(Path(args.runs) / args.slug / str(s.run_seed)),
                           load_tokenizer(read_json(data / "tokenizer.json")), load_tokens(data / "val.bin"), s)

@@ -13,7 +13,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1] / "src")
 
 import argparse
 
-from modern_gpt.config.sections import DataConfig, TokenizerConfig, block_size, section
+from modern_gpt.config.sections import PARSERS
 from modern_gpt.config import params
 from modern_gpt.core.files import token_bytes, write_bytes, write_json
 from modern_gpt.core.stage import stage_main
@@ -27,8 +27,8 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="output folder")
     args = ap.parse_args()
     p = params.load(PARAMS)
-    t = prepare(section(DataConfig, p["data"], "data"), section(TokenizerConfig, p["tokenizer"], "tokenizer"),
-                block_size(p["model"]))                     # every check before any write
+    t = prepare(PARSERS["data"](p["data"], "data"), PARSERS["tokenizer"](p["tokenizer"], "tokenizer"),
+                PARSERS["model"](p["model"], "model").block_size)      # every check before any write
     out = Path(args.out)
     write_bytes(out / "train.bin", token_bytes(t.train))
     write_bytes(out / "val.bin", token_bytes(t.val))

@@ -18,7 +18,7 @@ from modern_gpt.reporting.cells import fence
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.settings import Settings
-from modern_gpt.config.sections import ServeConfig, section
+from modern_gpt.config.sections import PARSERS
 from modern_gpt.serving.generate import generate, serve_row, timings
 from fakes import ladder, run_json
 from md_tables import cells
@@ -52,7 +52,7 @@ def test_a_prompt_longer_than_the_context_is_one_line():
 
 
 def test_serve_row_measures_and_checks_the_cache():
-    s = section(ServeConfig, {**SERVE, "new_tokens": 10, "repeats": 2, "batch": 2}, "serve")
+    s = PARSERS["serve"]({**SERVE, "new_tokens": 10, "repeats": 2, "batch": 2}, "serve")
     model = GPT(FULL).eval()
     row = serve_row(model, [1, 2, 3], s)
     assert len(row["sample"]) == 10 and row["new_tokens"] == 10
@@ -74,11 +74,11 @@ def test_serve_row_measures_and_checks_the_cache():
 def test_bad_serve_settings_are_one_line(raw, message):
     raw = {**SERVE, **raw} if isinstance(raw, dict) else raw
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
-        section(ServeConfig, raw, "serve")
+        PARSERS["serve"](raw, "serve")
 
 
 def served(rows, kv_heads):
-    settings = section(ServeConfig, SERVE, "serve")
+    settings = PARSERS["serve"](SERVE, "serve")
     return [ServeRecord(slug=r.slug, seed=0, settings=settings, prompt=(1, 2), prompt_text="रामः ", sample=(3,),
                         n_kv_head=k, context=64, windows=(None,) * 4, kv_bytes_per_token=1024 * k,
                         kv_bytes_per_sequence=65536 * k, kv_bytes_tensor=65536 * k, weights_bytes=3_000_000,

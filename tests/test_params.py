@@ -18,8 +18,7 @@ from modern_gpt.config.params import read_yaml
 from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusMeta, RowConfig
 from modern_gpt.records.stages import Floor, LadderName, Plan
-from modern_gpt.config.sections import (OPTIONAL, SECTIONS, DataConfig, GenerateConfig, ReportConfig,
-                                        TokenizerConfig, section)
+from modern_gpt.config.sections import OPTIONAL, PARSERS, SECTIONS, ReportConfig
 from modern_gpt.pipeline.ladder_params import check_all, parse, read_params
 from modern_gpt.reporting.settings import Settings, report_settings
 from modern_gpt.reporting.stats import BAND
@@ -38,9 +37,9 @@ def test_the_committed_params_resolve_to_the_seven_row_ladder():
 
 def test_the_committed_corpus_and_report_sections_are_valid():
     raw = default()
-    section(GenerateConfig, raw["generate"], "generate")
-    assert section(DataConfig, raw["data"], "data").val_fraction == 0.1
-    assert section(TokenizerConfig, raw["tokenizer"], "tokenizer").kind == "char"
+    PARSERS["generate"](raw["generate"], "generate")
+    assert PARSERS["data"](raw["data"], "data").val_fraction == 0.1
+    assert PARSERS["tokenizer"](raw["tokenizer"], "tokenizer").kind == "char"
     assert isinstance(report_settings(raw["report"]), Settings)
     assert ReportConfig().borderline == BAND                                 # the calibrated default
 
@@ -157,19 +156,19 @@ def test_each_mistake_gives_one_line_naming_the_field(raw, message):
 
 
 # The corpus and report sections: checked where they are read (tokenize, generate and report stages).
-def checker(cls, name):
-    return lambda raw: section(cls, raw, name)
+def checker(name):
+    return lambda raw: PARSERS[name](raw, name)
 
 
 BAD_SECTIONS = [
-    (checker(TokenizerConfig, "tokenizer"), with_("tokenizer", "kind", "words")["tokenizer"],
+    (checker("tokenizer"), with_("tokenizer", "kind", "words")["tokenizer"],
      "tokenizer.kind='words': allowed values are char, akshara, bpe"),
-    (checker(DataConfig, "data"), with_("data", "val_fraction", 1.5)["data"], "data.val_fraction=1.5"),
+    (checker("data"), with_("data", "val_fraction", 1.5)["data"], "data.val_fraction=1.5"),
     (report_settings, with_("report", "confidence", 2.0)["report"], "report.confidence=2.0"),
     (report_settings, with_("report", "borderline", -0.5)["report"], "report.borderline=-0.5: must be a number in"),
-    (checker(GenerateConfig, "generate"), with_("generate", "chars", 0)["generate"],
+    (checker("generate"), with_("generate", "chars", 0)["generate"],
      "generate.chars=0: must be an integer >= 1"),
-    (checker(GenerateConfig, "generate"), {"chars": 10}, "generate.seed: missing"),
+    (checker("generate"), {"chars": 10}, "generate.seed: missing"),
 ]
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import TrainConfig
 from ..config.choices import COMPILE_MODES, DTYPES
-from ..config.sections import GenerateConfig, section
+from ..config.sections import PARSERS, GenerateConfig
 from ..core.errors import ConfigError
 from ..config.params import project_params, sections
 from ..pipeline.ladder import Row
@@ -60,7 +60,7 @@ def bundled_corpus(smoke: bool) -> str:
     from ..corpus.sanskrit import generate
     if smoke:
         return generate(SMOKE_CORPUS_CHARS, seed=0)
-    g = section(GenerateConfig, sections(project_params(), ("generate",))["generate"], "generate")
+    g: GenerateConfig = PARSERS["generate"](sections(project_params(), ("generate",))["generate"], "generate")
     return generate(g.chars, seed=g.seed)
 
 

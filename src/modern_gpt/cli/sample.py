@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.sections import ServeConfig, section
+from ..config.sections import PARSERS, ServeConfig
 from ..core.errors import ConfigError, DataError
 from ..core.files import read_json
 from ..config.params import project_params, sections
@@ -15,7 +15,7 @@ from .support.run_folder import check_run
 
 
 def add_parsers(sub) -> None:
-    serve = section(ServeConfig, sections(project_params(), ("serve",))["serve"], "serve")   # the sample's defaults
+    serve: ServeConfig = PARSERS["serve"](sections(project_params(), ("serve",))["serve"], "serve")   # its defaults
     s = sub.add_parser("sample", help="generate text from a trained run (KV cache; temperature, top-k, a seed)")
     s.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
     s.add_argument("--data", default="data/tokenized",

@@ -16,7 +16,7 @@ import io
 from pathlib import Path
 
 from ..config import params as params_file
-from ..config.sections import SettleConfig, section
+from ..config.sections import PARSERS, SettleConfig
 from ..core.errors import ConfigError, DataError
 from ..core.files import write_bytes
 from .support.dvc_calls import stage_paths
@@ -66,7 +66,7 @@ def cmd_settle(args: argparse.Namespace) -> None:
 
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt settle at the root of a clone of the project")
-    settle = section(SettleConfig, params_file.load(("settle",), optional=("settle",))["settle"], "settle")
+    settle: SettleConfig = PARSERS["settle"](params_file.load(("settle",), optional=("settle",))["settle"], "settle")
     if not settle.on:
         raise ConfigError(f"settle.looks={settle.looks!r}: give at least two looks (seed counts, the first seeds:'s "
                           "count), e.g. [5, 8, 12, 20]; settle adds seeds only at them")

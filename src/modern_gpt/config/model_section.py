@@ -43,6 +43,11 @@ class ModelSection:
     def config(self, vocab_size: int, where: str = "model") -> ModelConfig:
         return ModelConfig.from_dict({**self.given, "vocab_size": vocab_size}, where)
 
+    @property
+    def block_size(self) -> int:
+        """The context length, ModelConfig's default where left out: all of model: the tokenize stage reads."""
+        return self.config(1).block_size
+
 
 @dataclass(frozen=True)
 class Baseline:

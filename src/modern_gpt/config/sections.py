@@ -1,7 +1,8 @@
 """The other sections of params.yaml, one frozen dataclass each, checked as ModelConfig and TrainConfig are.
 
 The mechanism is one: a frozen dataclass whose `__post_init__` checks each field with validate.py's helpers,
-built by `section()` (validate.from_dict: unknown keys refused, every error one line naming `section.key`).
+and one parser per section, `PARSERS[name](raw, where)`, the only way a section is read (most build their class
+through validate.from_dict: unknown keys refused, every error one line naming `section.key`).
 No run imports this file: a run reads its own resolved config (configs/<row>.json), so editing a setting's
 check here retrains nothing.
 """
@@ -24,8 +25,9 @@ T = TypeVar("T")
 TOKENIZER_KINDS = ("char", "akshara", "bpe")      # corpus/tokenizers.py registers one class per name
 
 
-def section(cls: type[T], raw: Any, where: str) -> T:
-    """cls from a params.yaml section (None: the defaults); keys without a default must be given."""
+def _section(cls: type[T], raw: Any, where: str) -> T:
+    """cls from a params.yaml section (None: the defaults); keys without a default must be given. PARSERS's
+    entries use it; a caller reads a section through PARSERS."""
     raw = {} if raw is None else raw
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: must be a mapping of settings, got {raw!r}")
@@ -36,14 +38,6 @@ def section(cls: type[T], raw: Any, where: str) -> T:
 
 def _not_mapping(raw: Any, where: str):
     raise ConfigError(f"{where}: must be a mapping, got {raw!r}")
-
-
-def block_size(model: Any) -> int:
-    """params.yaml's model.block_size alone, checked by ModelConfig's own rules (the tokenize stage reads only this
-    of model:, and refuses a split too short for it before it writes anything)."""
-    if not isinstance(model, Mapping):
-        raise ConfigError(f"model: must be a mapping of settings, got {model!r}")
-    return ModelConfig.from_dict({"block_size": model.get("block_size")}, "model").block_size
 
 
 def _integer(name: str, value: Any, low: int) -> None:
@@ -366,7 +360,7 @@ class LaunchConfig:
 
 
 def _reads(cls: type[T]) -> Callable[[Any, str], T]:
-    return lambda raw, where: section(cls, raw, where)
+    return lambda raw, where: _section(cls, raw, where)
 
 
 # Every section params.yaml may have, in its order (a typo such as `modle:` is an error, not an ignored section), with
@@ -374,7 +368,8 @@ def _reads(cls: type[T]) -> Callable[[Any, str], T]:
 # as a ModelConfig), `baseline` as overrides of it (Baseline, checked once merged with `model`), `seeds` a plain list
 # of integers, the one section without a class. pipeline/ladder_params.py then checks the sections against each other.
 # OPTIONAL ones may be left out (their settings' defaults, or off). Each stage names the ones it reads (its PARAMS,
-# config/params.py gives it only those); the plan reads all.
+# config/params.py gives it only those); the plan reads all. Every reader of a section, stage or command, reads it
+# here, `PARSERS[name](raw, where)` (the tokenize stage too: model:'s parser, of whose result it takes block_size).
 PARSERS: dict[str, Callable[[Any, str], Any]] = {
     "generate": _reads(GenerateConfig), "data": _reads(DataConfig), "tokenizer": _reads(TokenizerConfig),
     "model": ModelSection.parse, "baseline": Baseline.parse, "ladder": lambda raw, where: LadderConfig.parse(raw),

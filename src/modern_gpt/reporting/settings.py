@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..config.sections import ReportConfig, section
+from ..config.sections import PARSERS, ReportConfig
 
 
 @dataclass(frozen=True)
@@ -24,4 +24,4 @@ class Settings(ReportConfig):
 
 def report_settings(raw: Any, **corpus: Any) -> Settings:
     """Settings from params.yaml's `report:` (every key optional) and the corpus facts given as keywords."""
-    return Settings(**asdict(section(ReportConfig, raw, "report")), **corpus)
+    return Settings(**asdict(PARSERS["report"](raw, "report")), **corpus)
