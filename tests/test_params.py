@@ -21,7 +21,7 @@ from modern_gpt.records.stages import Floor, LadderName, Plan
 from modern_gpt.config.sections import OPTIONAL, PARSERS, SECTIONS, ReportConfig
 from modern_gpt.pipeline.ladder_params import check_all, parse, read_params
 from modern_gpt.reporting.settings import Settings, report_settings
-from modern_gpt.reporting.stats import BAND
+from modern_gpt.reporting.stats import BAND_SDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,7 +41,7 @@ def test_the_committed_corpus_and_report_sections_are_valid():
     assert PARSERS["data"](raw["data"], "data").val_fraction == 0.1
     assert PARSERS["tokenizer"](raw["tokenizer"], "tokenizer").kind == "char"
     assert isinstance(report_settings(raw["report"]), Settings)
-    assert ReportConfig().borderline == BAND                                 # the calibrated default
+    assert ReportConfig().borderline == BAND_SDS                                 # the calibrated default
 
 
 @pytest.mark.parametrize("text, value", [

@@ -12,8 +12,8 @@ from scipy.stats import t as student_t
 from modern_gpt.reporting.cells import mean_sd
 from modern_gpt.reporting.calibration import RERUN_SD, RERUN_SD_EARLIER, VERDICTS, judge, simulate
 from modern_gpt.reporting.stats import (
-    BAND, NO_EFFECT, NOT_SHOWN, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, Summary, Verdict, compare, pooled_sd,
-    rule, seeds_needed, summarize, t_quantile, verdict_text,
+    BAND_SDS, NO_EFFECT, NOT_SHOWN, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, Summary, Verdict, compare,
+    pooled_sd, rule, seeds_needed, summarize, t_quantile, verdict_text,
 )
 
 NAN, INF = float("nan"), float("inf")
@@ -86,7 +86,7 @@ def test_compare_hand_computed_better_with_the_spread_a_multiple_of_the_pooled_s
     assert c.ci_high == pytest.approx(-0.28 / 3 + half, abs=1e-6)
     assert c.margin_spread == pytest.approx(0.28 / 3 - 1.69 * pooled)
     assert c.margin_interval == pytest.approx(0.28 / 3 - half, abs=1e-6)
-    assert c.band == pytest.approx(BAND * pooled) and BAND == 0.4
+    assert c.band_loss == pytest.approx(BAND_SDS * pooled) and BAND_SDS == 0.4
     assert c.verdict == c.unbanded == "better" and c.seeds_needed == 0 and c.noise_kind is None
     assert c.row.mean == pytest.approx(2.42) and c.confidence == 0.95
 
@@ -97,8 +97,8 @@ def test_the_spread_does_not_grow_with_the_seeds_an_effect_within_the_range_can_
     c = compare(row, ref)
     sd = math.sqrt(0.001 / 4)
     assert c.range == pytest.approx(0.04) and c.spread == pytest.approx(1.69 * sd)      # 0.0267
-    assert c.margin_spread == pytest.approx(0.035 - 1.69 * sd) and c.band == pytest.approx(0.4 * sd)
-    assert c.range > c.effect > c.spread + c.band and c.verdict == "worse"
+    assert c.margin_spread == pytest.approx(0.035 - 1.69 * sd) and c.band_loss == pytest.approx(0.4 * sd)
+    assert c.range > c.effect > c.spread + c.band_loss and c.verdict == "worse"
 
 
 def test_compare_effect_within_spread_is_noise_not_shown_either_way():
@@ -133,7 +133,7 @@ def test_compare_interval_decides_when_effect_beats_spread():
     pooled = math.sqrt(1 / 3)
     assert c.effect == pytest.approx(2.0) and c.spread == pytest.approx(1.69 * pooled)
     assert c.ci_low < 0 < c.ci_high and c.verdict == "noise" and c.noise_kind == NOT_SHOWN
-    assert c.seeds_needed == seeds_needed(2.0, pooled, 1.0, n_start=4, band=BAND * pooled) == 4
+    assert c.seeds_needed == seeds_needed(2.0, pooled, 1.0, n_start=4, band_loss=BAND_SDS * pooled) == 4
     assert verdict_text(c) == "noise (not shown either way; ~4 seeds)"
     assert compare([4.0, 4.0, 5.0], [3.0, 2.0, 2.0], confidence=0.5).verdict == "worse"
 
@@ -142,7 +142,7 @@ def test_compare_one_finite_pair_is_na():
     c = compare([2.0, NAN, 2.1], [3.0, 3.0, INF])              # a huge effect, one pair
     assert c.n_pairs == 1 and c.verdict == Verdict.NA == "n/a (1 seed)"
     assert c.effect == pytest.approx(-1.0) and c.ci_low is None and c.seeds_needed is None
-    assert c.noise_kind is None and c.band is None and c.margin_spread is None
+    assert c.noise_kind is None and c.band_loss is None and c.margin_spread is None
     assert compare([2.0], [3.0]).verdict == "n/a (1 seed)"
     none = compare([NAN, NAN], [1.0, 2.0])
     assert none.n_pairs == 0 and none.effect is None and none.verdict == "n/a (1 seed)"
@@ -183,8 +183,8 @@ def _nan_none(x) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-@pytest.mark.parametrize("confidence, band", [(0.95, BAND), (0.9, 0.0), (0.99, 1.0)])
-def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confidence, band):
+@pytest.mark.parametrize("confidence, band_sds", [(0.95, BAND_SDS), (0.9, 0.0), (0.99, 1.0)])
+def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confidence, band_sds):
     """compare() (scalar arithmetic: the report's) and calibration.judge() (arrays: the simulation's) are two
     implementations of one rule. On random rows of 2 to 8 seeds (planted effects of -6 to 6 seed sds, row sds 0.5 to
     2 times the reference's, seed correlation 0 or 0.45, diverged seeds on either side) they give the same verdict,
@@ -200,9 +200,9 @@ def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confiden
             + rng.uniform(-6.0, 6.0, (m, 1))
         row[rng.random(row.shape) < 0.05] = NAN
         ref[rng.random(ref.shape) < 0.05] = INF
-        j = judge(row, ref, confidence=confidence, band=band)
+        j = judge(row, ref, confidence=confidence, band_sds=band_sds)
         for i in range(m):
-            c = compare([_nan_none(v) for v in row[i]], list(ref[i]), confidence=confidence, band=band)
+            c = compare([_nan_none(v) for v in row[i]], list(ref[i]), confidence=confidence, band_sds=band_sds)
             verdict, why = VERDICTS[j.code[i]], (n_seeds, row[i], ref[i])
             assert (c.verdict, c.unbanded) == (verdict, VERDICTS[j.unbanded[i]]), why
             assert c.noise_kind == ((NO_EFFECT if j.no_effect[i] else NOT_SHOWN) if verdict == Verdict.NOISE
@@ -210,7 +210,7 @@ def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confiden
             settled = verdict in (Verdict.BETTER, Verdict.WORSE)
             needed = None if verdict == Verdict.NA else 0 if settled else seeds_needed(
                 j.effect[i], j.pooled[i], j.sd_diff[i], n_start=int(j.n_pairs[i]) + 1, confidence=confidence,
-                band=j.width[i])
+                band_loss=j.band_loss[i])
             assert c.seeds_needed == needed, why
             assert c.n_pairs == j.n_pairs[i] and (c.n_diverged_row, c.n_diverged_ref) == (
                 int(np.isnan(row[i]).sum()), int(np.isinf(ref[i]).sum()))
@@ -219,14 +219,14 @@ def test_compare_and_the_calibrations_judge_agree_on_random_comparisons(confiden
             if verdict != Verdict.NA:
                 numbers += [(c.ci_high - c.effect, j.half[i]), (c.effect - c.ci_low, j.half[i]),
                             (c.margin_spread, j.margin_spread[i]), (c.margin_interval, j.margin_interval[i]),
-                            (c.band, j.width[i])]
+                            (c.band_loss, j.band_loss[i])]
             for mine, theirs in numbers:
                 same = mine is None if math.isnan(theirs) else math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12)
                 assert same, (mine, theirs, why)
             seen.add((c.verdict, c.noise_kind))
             counts.add(c.seeds_needed)
     wanted = {(Verdict.BETTER, None), (Verdict.WORSE, None), (Verdict.NA, None), (Verdict.NOISE, NO_EFFECT),
-              (Verdict.NOISE, NOT_SHOWN)} | ({(Verdict.BORDERLINE, None)} if band else set())
+              (Verdict.NOISE, NOT_SHOWN)} | ({(Verdict.BORDERLINE, None)} if band_sds else set())
     assert seen == wanted
     assert {0, None} < counts and len(counts - {0, None}) >= 3              # settled, never, and counts to run
 
@@ -240,15 +240,15 @@ def test_pooled_sd_weights_each_row_by_its_finite_seeds():
 def test_seeds_needed_is_the_first_count_whose_interval_clears_and_none_below_the_spread():
     assert seeds_needed(2.0, 1.0, 1.0) == 4                     # t(0.975, 3) / 2 = 1.591 < 2; at 3: 2.484
     assert seeds_needed(-2.0, 1.0, 1.0) == 4                    # sign does not matter
-    assert seeds_needed(2.0, 1.0, 1.0, band=0.2) == 4           # 1.8 left: still 1.591 < 1.8
+    assert seeds_needed(2.0, 1.0, 1.0, band_loss=0.2) == 4           # 1.8 left: still 1.591 < 1.8
     assert seeds_needed(1.75, 1.0, 1.2) == 5                    # at 4: 1.909; at 5: t(0.975, 4) 1.2 / sqrt 5 = 1.490
-    assert seeds_needed(2.0, 1.0, 1.0, band=0.35) is None       # 1.65 <= 1.69: the spread never gets smaller
+    assert seeds_needed(2.0, 1.0, 1.0, band_loss=0.35) is None       # 1.65 <= 1.69: the spread never gets smaller
     assert seeds_needed(1.69, 1.0, 0.0) is None                 # ... even with an exact interval
     assert seeds_needed(1.7, 1.0, 100.0) is None                # clears the spread, but not within the cap
     for effect, sd_diff in [(1.8, 0.5), (2.2, 1.4), (3.0, 3.0), (1.75, 2.0)]:
         first = next((n for n in range(6, SEEDS_CAP + 1)
                       if t_quantile(0.975, n - 1) * sd_diff / math.sqrt(n) < effect - 0.05), None)
-        assert seeds_needed(effect, 1.0, sd_diff, n_start=6, band=0.05) == first, (effect, sd_diff)
+        assert seeds_needed(effect, 1.0, sd_diff, n_start=6, band_loss=0.05) == first, (effect, sd_diff)
 
 
 def test_seeds_needed_monotone_in_effect():
@@ -295,11 +295,11 @@ def test_the_band_turns_a_near_threshold_verdict_into_borderline_with_its_margin
     row = [v + 0.43 for v in ref]                               # constant +0.43: clears the spread by 0.0075
     c = compare(row, ref)
     assert c.margin_spread == pytest.approx(0.0075) and c.margin_interval == pytest.approx(0.43)
-    assert c.band == pytest.approx(BAND * 0.25) and c.verdict == "borderline" and c.unbanded == "worse"
+    assert c.band_loss == pytest.approx(BAND_SDS * 0.25) and c.verdict == "borderline" and c.unbanded == "worse"
     assert verdict_text(c) == "borderline (no larger than the seed-to-seed spread)"   # 0.43 - 0.1 < 0.4225
-    assert compare(row, ref, band=0.0).verdict == "worse"         # band 0: the bare rule
+    assert compare(row, ref, band_sds=0.0).verdict == "worse"         # band 0: the bare rule
     below = [v + 0.42 for v in ref]                              # misses the spread by 0.0025
-    assert compare(below, ref).verdict == "borderline" and compare(below, ref, band=0.0).verdict == "noise"
+    assert compare(below, ref).verdict == "borderline" and compare(below, ref, band_sds=0.0).verdict == "noise"
     clear = compare([1.0, 1.25, 1.5], [2.0, 2.25, 2.5])           # -1.0: both margins far out
     assert clear.verdict == clear.unbanded == "better" and clear.margin_spread == pytest.approx(1.0 - 0.4225)
 
@@ -342,7 +342,7 @@ def test_at_the_measured_rerun_noise_at_most_5_percent_of_settled_verdicts_flip_
             for k, e in enumerate(EFFECTS)]
     assert max(c.flip_rate for c in cals) <= 0.05
     assert max(c.contradiction_rate for c in cals) <= 0.01
-    bare = max(simulate(e, 5, 10_000, seed=20244 + k, pair_correlation=rho, band=0.0, rerun_sd=rerun_sd).flip_rate
+    bare = max(simulate(e, 5, 10_000, seed=20244 + k, pair_correlation=rho, band_sds=0.0, rerun_sd=rerun_sd).flip_rate
                for k, e in enumerate(EFFECTS))
     assert bare > max(c.flip_rate for c in cals)
 
@@ -357,7 +357,7 @@ def test_readme_tables():
     pytest tests/test_stats.py -k readme_tables -s, and checked against the page line for line."""
     t = TABLE_TRIALS
     pct = lambda x: f"{100 * x:.1f}%"                                              # noqa: E731
-    lines = [f"(simulate(), {t:,} trials per cell, band {BAND:g}, spread {SPREAD_SDS:g} pooled sd, "
+    lines = [f"(simulate(), {t:,} trials per cell, band {BAND_SDS:g}, spread {SPREAD_SDS:g} pooled sd, "
              f"RERUN_SD {RERUN_SD:g})", "",
              "| two rows drawn from the same distribution (A/A) | 3 seeds | 5 seeds |", "|---|---|---|"]
     for name, kw in [("seed correlation 0", {}), ("seed correlation 0.5", dict(pair_correlation=0.5)),
@@ -374,15 +374,15 @@ def test_readme_tables():
     lines += ["", "| worst over effects 0 to 7 σ (flips / contradictions) | correlation 0 | 0.5 | 0.8 |",
               "|---|---|---|---|"]
     mark = " <!-- RERUN_SD -->"                   # the page: the rows to regenerate when RERUN_SD is re-measured
-    for name, n, sd, band in [(f"5 seeds, rerun sd {RERUN_SD:g}{mark}", 5, RERUN_SD, BAND),
+    for name, n, sd, band_sds in [(f"5 seeds, rerun sd {RERUN_SD:g}{mark}", 5, RERUN_SD, BAND_SDS),
                               (f"5 seeds, rerun sd {RERUN_SD:g}, no band{mark}", 5, RERUN_SD, 0.0),
-                              (f"5 seeds, rerun sd {2 * RERUN_SD:g} (twice){mark}", 5, 2 * RERUN_SD, BAND),
+                              (f"5 seeds, rerun sd {2 * RERUN_SD:g} (twice){mark}", 5, 2 * RERUN_SD, BAND_SDS),
                               (f"5 seeds, rerun sd {RERUN_SD_EARLIER:g} (measured before, at two threads)", 5,
-                               RERUN_SD_EARLIER, BAND),
-                              (f"3 seeds, rerun sd {RERUN_SD:g}{mark}", 3, RERUN_SD, BAND)]:
+                               RERUN_SD_EARLIER, BAND_SDS),
+                              (f"3 seeds, rerun sd {RERUN_SD:g}{mark}", 3, RERUN_SD, BAND_SDS)]:
         cells = []
         for rho in (0.0, 0.5, 0.8):
-            cals = [simulate(e, n, t, seed=50 + k, pair_correlation=rho, band=band, rerun_sd=sd)
+            cals = [simulate(e, n, t, seed=50 + k, pair_correlation=rho, band_sds=band_sds, rerun_sd=sd)
                     for k, e in enumerate(EFFECTS)]
             cells.append(f"{pct(max(c.flip_rate for c in cals))} / {pct(max(c.contradiction_rate for c in cals))}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")

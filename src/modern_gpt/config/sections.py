@@ -108,17 +108,18 @@ REPORT_RANGES = {"confidence": (0.5, 1.0), "borderline": (0.0, 10.0), "memorised
                  "spike_threshold": (0.0, math.inf), "serving_budget_gib": (1e-6, math.inf)}
 
 
-# The one definition of each: the confidence of the paired t interval behind a verdict, and the borderline band (a
-# verdict's smaller margin within ± this × the pooled seed sd of the two rows reads borderline), which
-# reporting/calibration.py sizes for 5 seeds (docs/statistics.md). report: sets both; everything else imports these.
+# The one definition of each: the confidence of the paired t interval behind a verdict, and the borderline band in
+# pooled seed sds (a verdict's smaller margin within ± this × the pooled seed sd of the two rows reads borderline),
+# which reporting/calibration.py sizes for 5 seeds (docs/statistics.md). report: sets both; everything else imports
+# these.
 CONFIDENCE = 0.95
-BAND = 0.4
+BAND_SDS = 0.4
 
 
 @dataclass(frozen=True)
 class ReportConfig:
     confidence: float = CONFIDENCE  # of the paired t interval behind each verdict
-    borderline: float = BAND        # a verdict's margin within +- this x the pooled seed sd reads borderline
+    borderline: float = BAND_SDS    # a verdict's margin within +- this x the pooled seed sd reads borderline
     memorised_below: float = 0.2    # nats per character: train and val both below this = memorised
     overfit_rise: float = 0.02      # val loss ending this fraction above its minimum = overfitting
     param_tolerance: float = 0.05   # rows whose non-embedding params differ by more than this are marked

@@ -24,7 +24,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..config.sections import BAND, CONFIDENCE
+from ..config.sections import BAND_SDS, CONFIDENCE
 from .stats import SPREAD_SDS, Verdict, t_quantile
 
 VERDICTS = tuple(Verdict)                                # judge()'s codes index this
@@ -56,7 +56,7 @@ class Judged:
     range: np.ndarray            # the larger of the two rows' max - min (shown, not used by the rule)
     margin_spread: np.ndarray    # |effect| - spread
     margin_interval: np.ndarray  # |effect| - half
-    width: np.ndarray            # the band in loss units: band x pooled
+    band_loss: np.ndarray        # the band in loss units: band_sds x pooled
     code: np.ndarray             # the verdict's code (CODE)
     unbanded: np.ndarray         # the code without the band: better, worse, noise or n/a
     no_effect: np.ndarray        # noise whose (2 x confidence - 1) interval lies inside +- the spread
@@ -84,14 +84,14 @@ def _per_df(p: float, n: np.ndarray) -> np.ndarray:
     return out
 
 
-def judge(row, ref, *, confidence: float = CONFIDENCE, band: float = BAND) -> Judged:
+def judge(row, ref, *, confidence: float = CONFIDENCE, band_sds: float = BAND_SDS) -> Judged:
     """RULE for many comparisons at once: row and ref are (comparisons, seeds) arrays, seed i paired with seed i;
     a non-finite value (NaN, inf) is a diverged seed. The rule's arithmetic is stats.compare()'s, on arrays (a test
     holds the two equal): see compare() for what each verdict means."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if not band >= 0.0:
-        raise ValueError(f"band must be >= 0, got {band}")
+    if not band_sds >= 0.0:
+        raise ValueError(f"band_sds must be >= 0, got {band_sds}")
     row, ref = np.atleast_2d(np.asarray(row, dtype=float)), np.atleast_2d(np.asarray(ref, dtype=float))
     if row.shape != ref.shape:
         raise ValueError(f"row has shape {row.shape}, ref has {ref.shape}")
@@ -113,16 +113,16 @@ def judge(row, ref, *, confidence: float = CONFIDENCE, band: float = BAND) -> Ju
     spread = SPREAD_SDS * pooled
     size = np.abs(effect)
     m_spread, m_interval = size - spread, size - half
-    width = band * pooled
+    band_loss = band_sds * pooled
     margin = np.minimum(m_spread, m_interval)
     na = n < 2
     called = np.where(effect < 0, CODE[Verdict.BETTER], CODE[Verdict.WORSE])
     unbanded = np.where(na, CODE[Verdict.NA], np.where(margin > 0.0, called, CODE[Verdict.NOISE]))
-    code = np.where(~na & (np.abs(margin) < width), CODE[Verdict.BORDERLINE], unbanded)
+    code = np.where(~na & (np.abs(margin) < band_loss), CODE[Verdict.BORDERLINE], unbanded)
     no_effect = (code == CODE[Verdict.NOISE]) & (size + half_eq <= spread)
     return Judged(n_pairs=n, effect=effect, sd_diff=sd_diff, half=half, pooled=pooled, spread=spread,
                   range=np.fmax(range_row, range_ref), margin_spread=m_spread, margin_interval=m_interval,
-                  width=width, code=code, unbanded=unbanded, no_effect=no_effect)
+                  band_loss=band_loss, code=code, unbanded=unbanded, no_effect=no_effect)
 
 
 # ----------------------------------------------------------------------------- the simulation
@@ -167,8 +167,8 @@ CHUNK = 50_000   # trials drawn and judged at once: bounded memory; part of what
 
 
 def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
-             pair_correlation: float = 0.0, row_sd: float = 1.0, confidence: float = CONFIDENCE, band: float = BAND,
-             rerun_sd: Optional[float] = None) -> Calibration:
+             pair_correlation: float = 0.0, row_sd: float = 1.0, confidence: float = CONFIDENCE,
+             band_sds: float = BAND_SDS, rerun_sd: Optional[float] = None) -> Calibration:
     """Verdicts for simulated row/ref pairs, and how often a rerun flips them; deterministic from seed.
 
     Each seed's loss is normal: ref with mean 0 and sd 1 (sigma), row with mean effect_sd
@@ -199,7 +199,7 @@ def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
         common, own_ref, own_row = rng.standard_normal((3, min(CHUNK, trials - start), n_seeds))
         ref = shared_w * common + own_w * own_ref
         row = effect_sd + row_sd * (shared_w * common + own_w * own_row)
-        j = judge(row, ref, confidence=confidence, band=band)
+        j = judge(row, ref, confidence=confidence, band_sds=band_sds)
         settled = np.isin(j.code, settles)
         counts["better"] += int((j.code == CODE[Verdict.BETTER]).sum())
         counts["worse"] += int((j.code == CODE[Verdict.WORSE]).sum())
@@ -210,7 +210,7 @@ def simulate(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
             fresh_ref, fresh_row = rng.standard_normal((2,) + common.shape)
             again = judge(row + row_sd * own_w * ((keep - 1.0) * own_row + fresh_w * fresh_row),
                           ref + own_w * ((keep - 1.0) * own_ref + fresh_w * fresh_ref),
-                          confidence=confidence, band=band)
+                          confidence=confidence, band_sds=band_sds)
             counts["flips"] += int((settled & (again.unbanded != j.code)).sum())
             counts["contradictions"] += int((settled & np.isin(again.code, settles) & (again.code != j.code)).sum())
     return Calibration(trials=trials, **counts)

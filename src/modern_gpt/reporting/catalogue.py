@@ -76,7 +76,7 @@ def build_catalogue(results: Results, ladder: Ladder) -> str:
         W.CATALOGUE_STAR.format(n=len(ladder.rows) - 1, row0=row0.val.n,
                                 reached=max((r.look.n for r in ladder.rows[1:] if r.look is not None), default=0)),
         star_table(ladder),
-        W.CATALOGUE_NOTE.format(spread_sds=f"{SPREAD_SDS:g}", band=s.borderline),
+        W.CATALOGUE_NOTE.format(spread_sds=f"{SPREAD_SDS:g}", band_sds=s.borderline),
         f"¹ {SEEDS_NEEDED_METHOD}",
     ]
     return "\n\n".join(parts) + "\n"

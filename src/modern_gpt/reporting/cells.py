@@ -51,7 +51,7 @@ def margins(c: Comparison | None) -> str:
     """'+0.0496 / +0.0542 ± 0.0012': the spread and interval margins, then the band around them."""
     if c is None or c.margin_spread is None:
         return ""
-    return f"{num(c.margin_spread, sign=True)} / {num(c.margin_interval, sign=True)} ± {num(c.band)}"
+    return f"{num(c.margin_spread, sign=True)} / {num(c.margin_interval, sign=True)} ± {num(c.band_loss)}"
 
 
 def fence(text: str) -> str:

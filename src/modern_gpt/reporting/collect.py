@@ -60,7 +60,7 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
                         val_chars_per_token=meta.val.chars / meta.val.tokens,
                         floor=floor.nats_per_char if floor else None)
     seeds = list(plan.seeds)
-    rule = dict(confidence=s.confidence, param_tolerance=s.param_tolerance, band=s.borderline)
+    rule = dict(confidence=s.confidence, param_tolerance=s.param_tolerance, band_sds=s.borderline)
     designs = [design(plan, lp.size is not None, s.confidence, s.borderline) for lp in plan.ladders]
     judged = [ladder_results([(r.slug, r.label, records(r.slug, list(plan.seeds_of(r.slug)))) for r in lp.rows],
                              d, star=lp.star, **rule)
@@ -92,24 +92,24 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
                    uniform=math.log(meta.vocab_size), sizes=plan.sizes)
 
 
-def design(plan: Plan, scale: bool, confidence: float, band: float) -> Design:
+def design(plan: Plan, scale: bool, confidence: float, band_sds: float) -> Design:
     """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap); off, one look on every seed a row
     ran (the base seeds, and those settle.runs lists), its seed order long enough for them all."""
     if not plan.looks:
         most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-        return Design((len(plan.seeds),), seed_order(plan.seeds, plan.aa_seeds, most), confidence, band)
+        return Design((len(plan.seeds),), seed_order(plan.seeds, plan.aa_seeds, most), confidence, band_sds)
     looks = plan.looks
     if scale and plan.scale_cap is not None:
         looks = tuple(k for k in looks if k <= plan.scale_cap)
-    return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band)
+    return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band_sds)
 
 
-def grid_design(plan: Plan, confidence: float, band: float) -> Design:
+def grid_design(plan: Plan, confidence: float, band_sds: float) -> Design:
     """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: one look, on every seed a
     pair's runs have, its seed order long enough for them all)."""
     looks = grid_looks(plan.looks, len(plan.sweep.seeds))
     most = looks[-1] if plan.looks else len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-    return Design(looks, grid_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band)
+    return Design(looks, grid_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band_sds)
 
 
 def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],

@@ -24,7 +24,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..config.sections import BAND, CONFIDENCE
+from ..config.sections import BAND_SDS, CONFIDENCE
 from .calibration import CHUNK, CODE, Rates, judge
 from .stats import NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
 
@@ -44,7 +44,7 @@ class Design:
     looks: tuple[int, ...]           # seed counts, increasing: the first is seeds:'s count, the last the cap
     order: tuple[int, ...] = ()      # the seed order the looks take (config.seeds.seed_order), at least the cap's
     confidence: float = CONFIDENCE         # report.confidence: what one look alone would use
-    band: float = BAND               # report.borderline
+    band_sds: float = BAND_SDS       # report.borderline: the band, in pooled seed sds
 
     @property
     def on(self) -> bool:
@@ -57,7 +57,7 @@ class Design:
     @property
     def level(self) -> float:
         """The interval level at every look: report.confidence with one look, else look_level's."""
-        return look_level(self.looks, self.confidence, self.band) if self.on else self.confidence
+        return look_level(self.looks, self.confidence, self.band_sds) if self.on else self.confidence
 
     def after(self, n: int) -> Optional[int]:
         """The next look after n seeds (None: n is at or past the cap)."""
@@ -124,7 +124,8 @@ def judge_looks(row: Mapping[int, Optional[float]], ref: Mapping[int, Optional[f
     level = design.level
     c = None
     for n in looks:
-        c = compare([row[s] for s in prefix[:n]], [ref[s] for s in prefix[:n]], confidence=level, band=design.band)
+        c = compare([row[s] for s in prefix[:n]], [ref[s] for s in prefix[:n]], confidence=level,
+                    band_sds=design.band_sds)
         if settles(c):
             return Look(c, tuple(prefix[:n]), True, None, design)
     return Look(c, tuple(prefix[:looks[-1]]), False, design.after(looks[-1]), design)
@@ -164,7 +165,7 @@ def _noise(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> np.nd
 
 
 def simulate_looks(effect_sd: float, looks: Sequence[int], trials: int, seed: int, *, pair_correlation: float = 0.0,
-                   confidence: float = CONFIDENCE, band: float = BAND, noise: str = "normal",
+                   confidence: float = CONFIDENCE, band_sds: float = BAND_SDS, noise: str = "normal",
                    rerun_sd: Optional[float] = None) -> LooksCalibration:
     """The adaptive procedure on simulated row/ref pairs (calibration.simulate's model: sd 1, a shared per-seed
     part correlating a seed's two values, the row's mean effect_sd): each pair is judged at the first look, and only
@@ -190,7 +191,7 @@ def simulate_looks(effect_sd: float, looks: Sequence[int], trials: int, seed: in
             again_row = row + own_w * ((keep - 1.0) * own_row + fresh_w * fresh_row)
         active = np.ones(m, dtype=bool)
         for i, n in enumerate(looks):
-            j = judge(row[:, :n], ref[:, :n], confidence=confidence, band=band)
+            j = judge(row[:, :n], ref[:, :n], confidence=confidence, band_sds=band_sds)
             better, worse = j.code == CODE[Verdict.BETTER], j.code == CODE[Verdict.WORSE]
             done = active & (better | worse | j.no_effect)
             counts["better"] += int((done & better).sum())
@@ -198,7 +199,7 @@ def simulate_looks(effect_sd: float, looks: Sequence[int], trials: int, seed: in
             counts["no_effect"] += int((done & j.no_effect).sum())
             counts["seeds"] += n * int(done.sum())
             if rerun_sd is not None and done.any():
-                a = judge(again_row[done, :n], again_ref[done, :n], confidence=confidence, band=band)
+                a = judge(again_row[done, :n], again_ref[done, :n], confidence=confidence, band_sds=band_sds)
                 code = j.code[done]
                 counts["flips"] += int((a.unbanded != code).sum())
                 counts["contradictions"] += int((np.isin(a.code, settled_codes) & (a.code != code)).sum())
@@ -209,16 +210,16 @@ def simulate_looks(effect_sd: float, looks: Sequence[int], trials: int, seed: in
     return LooksCalibration(trials=trials, **counts)
 
 
-def miscall(looks: Sequence[int], confidence: float, band: float, pair_correlation: float,
+def miscall(looks: Sequence[int], confidence: float, band_sds: float, pair_correlation: float,
             trials: int = CALIBRATION_TRIALS, noise: str = "normal") -> float:
     """The share of comparisons whose true effect is as large as the spread that the procedure calls "no effect
     larger than the spread": the error that looking again inflates (the spread keeps false changes flat)."""
     return simulate_looks(SPREAD_SDS, looks, trials, CALIBRATION_SEED, pair_correlation=pair_correlation,
-                          confidence=confidence, band=band, noise=noise).no_effect / trials
+                          confidence=confidence, band_sds=band_sds, noise=noise).no_effect / trials
 
 
 @lru_cache(maxsize=64)
-def look_level(looks: tuple[int, ...], confidence: float = CONFIDENCE, band: float = BAND) -> float:
+def look_level(looks: tuple[int, ...], confidence: float = CONFIDENCE, band_sds: float = BAND_SDS) -> float:
     """The level of every look's interval: the lowest (bisected, then rounded up to 0.1%) at which the whole
     procedure over `looks` calls a true effect as large as the spread "no effect larger than the spread" no more
     often than one look at looks[0] seeds and `confidence` does under the same noise, at each seed correlation of
@@ -230,13 +231,13 @@ def look_level(looks: tuple[int, ...], confidence: float = CONFIDENCE, band: flo
     levels = []
     for noise in NOISES:
         for rho in CALIBRATION_CORRELATIONS:
-            target = miscall(looks[:1], confidence, band, rho, noise=noise)
+            target = miscall(looks[:1], confidence, band_sds, rho, noise=noise)
             lo, hi = confidence, 0.9995
-            if miscall(looks, lo, band, rho, noise=noise) <= target:
+            if miscall(looks, lo, band_sds, rho, noise=noise) <= target:
                 levels.append(lo)
                 continue
             for _ in range(11):
                 mid = 0.5 * (lo + hi)
-                lo, hi = (lo, mid) if miscall(looks, mid, band, rho, noise=noise) <= target else (mid, hi)
+                lo, hi = (lo, mid) if miscall(looks, mid, band_sds, rho, noise=noise) <= target else (mid, hi)
             levels.append(hi)
     return min(0.9995, math.ceil(max(levels) * 1000.0 - 1e-9) / 1000.0)

@@ -42,7 +42,7 @@ class Report:
 
 def table_note(s: Settings, level: float | None = None) -> str:
     level = s.confidence if level is None else level
-    return (W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band=s.borderline, no_effect=NO_EFFECT,
+    return (W.TABLE_NOTE.format(spread_sds=SPREAD_SDS, band_sds=s.borderline, no_effect=NO_EFFECT,
                                 equivalence=pct(2 * level - 1), not_shown=NOT_SHOWN)
             + " " + W.PARAMS_NOTE.format(tolerance=s.param_tolerance))
 
@@ -52,7 +52,7 @@ def full_model(rows: list[RowResult], s: Settings) -> tuple[Comparison, dict[str
     (the keys of wording's FULL_MODEL, BEYOND_FULL and SCALE_FULL_SIZE): one comparison for every page."""
     look = full_look(rows)
     c = look.comparison if look else compare(rows[-1].values("val_loss"), rows[0].values("val_loss"),
-                                             confidence=s.confidence, band=s.borderline)
+                                             confidence=s.confidence, band_sds=s.borderline)
     return c, dict(effect=num(c.effect, sign=True), spread=num(c.spread), range=num(c.range), confidence=pct(c.confidence),
                    interval=interval(c) or "–", verdict=verdict(c, look), params_from=millions(rows[0].params),
                    params_to=millions(rows[-1].params))

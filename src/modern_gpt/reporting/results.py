@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..config.sections import BAND, CONFIDENCE
+from ..config.sections import BAND_SDS, CONFIDENCE
 from ..records.run_record import RunRecord
 from ..records.stages import LadderName, ServeRecord, Size
 from .looks import Design, Look, judge_looks
@@ -36,7 +36,7 @@ class RowResult:
 
 
 def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | None = None, *,
-               confidence: float = CONFIDENCE, param_tolerance: float = 0.05, band: float = BAND,
+               confidence: float = CONFIDENCE, param_tolerance: float = 0.05, band_sds: float = BAND_SDS,
                design: Design | None = None) -> RowResult:
     """Summaries of a row's seeds, and the verdict against `ref` (the row above, the baseline, ...). A ladder row
     (`design`: its looks and the seed order they take) is judged by looks.judge_looks, paired by seed; any
@@ -55,7 +55,7 @@ def row_result(slug: str, label: str, runs: list[RunRecord], ref: RowResult | No
     elif ref is not None:
         theirs = ref.values("val_loss")
         k = min(len(val), len(theirs))
-        vs = compare(val[:k], theirs[:k], confidence=confidence, band=band)
+        vs = compare(val[:k], theirs[:k], confidence=confidence, band_sds=band_sds)
     return RowResult(
         slug=slug, label=label, runs=runs,
         train=summarize([r.train_loss for r in runs]), val=summarize(val), bpc=summarize([r.val_bpc for r in runs]),

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config.sections import BAND, CONFIDENCE
+from ..config.sections import BAND_SDS, CONFIDENCE
 from .calibration import CHUNK, CODE, judge
 from .looks import _noise
 from .stats import Verdict
@@ -33,7 +33,7 @@ class StarCalibration:
 
 
 def simulate_star(effects_sd: Sequence[float], looks: Sequence[int], trials: int, seed: int, *,
-                  pair_correlation: float = 0.0, confidence: float = CONFIDENCE, band: float = BAND,
+                  pair_correlation: float = 0.0, confidence: float = CONFIDENCE, band_sds: float = BAND_SDS,
                   noise: str = "normal") -> StarCalibration:
     """The adaptive procedure on simulated stars: row 0 and one row per effect (in units of the seed sd), every row
     sharing a per-seed part with row 0 and each other (`pair_correlation`: a seed's batches are every row's). Each
@@ -54,7 +54,7 @@ def simulate_star(effects_sd: Sequence[float], looks: Sequence[int], trials: int
             row = effect + shared_w * common + own_w * _noise(rng, noise, (n_, cap))
             active = np.ones(n_, dtype=bool)
             for i, n in enumerate(looks):
-                j = judge(row[:, :n], ref[:, :n], confidence=confidence, band=band)
+                j = judge(row[:, :n], ref[:, :n], confidence=confidence, band_sds=band_sds)
                 better, worse = j.code == CODE[Verdict.BETTER], j.code == CODE[Verdict.WORSE]
                 done = active & (better | worse | j.no_effect)
                 counts["better"][k] += int((done & better).sum())

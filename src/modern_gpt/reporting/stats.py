@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 from scipy.stats import t as student_t
 
-from ..config.sections import BAND, CONFIDENCE
+from ..config.sections import BAND_SDS, CONFIDENCE
 
 
 class Verdict(StrEnum):
@@ -44,7 +44,8 @@ SPREAD_SDS = 1.69
 NO_EFFECT, NOT_SHOWN = NoiseKind.NO_EFFECT, NoiseKind.NOT_SHOWN
 SEEDS_CAP = 100
 SPREAD_WORDS = "smaller than the seed-to-seed spread"
-# The borderline band (config/sections.py: BAND), in units of the pooled seed sd of the two rows compared.
+# The borderline band: BAND_SDS (config/sections.py; report.borderline) × the pooled seed sd of the two rows compared,
+# `band_sds` where it goes into compare() and judge(), `band_loss` (in loss units) where it comes out.
 # calibration.simulate() sizes it with SPREAD_SDS for 5 seeds (tests/test_stats.py): at calibration.RERUN_SD at most
 # 5% of settled verdicts flip on a rerun at any effect size and 1% are contradicted, while A/A stays under 1% and
 # 3-sigma effects are found 78-88% of the time or more.
@@ -135,16 +136,16 @@ def pooled_sd(*rows: Summary) -> Optional[float]:
 
 # ----------------------------------------------------------------------------- seeds needed
 def seeds_needed(effect: float, sigma: float, sd_diff: float, *, n_start: int = 2,
-                 confidence: float = CONFIDENCE, cap: int = SEEDS_CAP, band: float = 0.0) -> Optional[int]:
+                 confidence: float = CONFIDENCE, cap: int = SEEDS_CAP, band_loss: float = 0.0) -> Optional[int]:
     """Smallest total seed count n in [n_start, cap] that would resolve |effect| clear of the band.
 
     Needs both |effect| - band > SPREAD_SDS * sigma (spread test; the same for every n) and
     t(1-alpha/2, n-1) * sd_diff / sqrt(n) < |effect| - band (interval test; shrinks with n);
-    `band` is in loss units. Returns None when the spread test fails (no n helps) or no n up
-    to the cap passes the interval test. A bigger |effect| never needs more seeds.
+    `band_loss` is the band in loss units (compare()'s band_sds x pooled sd). Returns None when the spread
+    test fails (no n helps) or no n up to the cap passes the interval test. A bigger |effect| never needs more seeds.
     See SEEDS_NEEDED_METHOD.
     """
-    size = abs(effect) - band
+    size = abs(effect) - band_loss
     if abs(effect) == 0.0 or not math.isfinite(size) or size <= SPREAD_SDS * sigma:
         return None
     q = 0.5 + confidence / 2.0
@@ -175,7 +176,7 @@ class Comparison:
     seeds_needed: Optional[int]     # 0 resolved; n total seeds; None see compare()
     margin_spread: Optional[float]  # |effect| - spread: > 0 clears the spread test
     margin_interval: Optional[float]  # |effect| - CI half-width: > 0 the interval excludes zero
-    band: Optional[float]           # borderline half-width in loss units (band x pooled seed sd)
+    band_loss: Optional[float]      # borderline half-width in loss units (band_sds x pooled seed sd)
     n_diverged_row: int
     n_diverged_ref: int
     confidence: float
@@ -184,7 +185,7 @@ class Comparison:
 
 
 def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
-            confidence: float = CONFIDENCE, band: float = BAND) -> Comparison:
+            confidence: float = CONFIDENCE, band_sds: float = BAND_SDS) -> Comparison:
     """Compare per-seed losses of `row` with `ref` (index i = seed i) under RULE.
 
     Only seeds finite in both rows are paired; diverged seeds are counted per row. The
@@ -192,7 +193,7 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
     Two margins: spread (|effect| - spread) and interval (|effect| - the t-interval's
     half-width, i.e. how far its nearer end lies from zero). Verdict: "better"/"worse" iff
     both are > 0, "noise" otherwise; but "borderline" when the smaller margin lies within
-    +-band x pooled sd of the two rows (a rerun on another machine could flip it);
+    +-band_sds x pooled sd of the two rows, band_loss (a rerun on another machine could flip it);
     Verdict.NA with fewer than two finite pairs. A noise verdict has a kind: NO_EFFECT when
     the (2 x confidence - 1) paired interval lies inside +- the spread (an equivalence test:
     any effect is smaller than the spread), NOT_SHOWN otherwise.
@@ -200,7 +201,7 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
     a constant nonzero shift excludes zero and the spread test alone decides; an A/A
     with identical values has effect 0 and is therefore always "noise".
     seeds_needed: 0 if better/worse; for "noise" and "borderline", the total seed count
-    from seeds_needed() with sigma = pooled sd, n_start = n_pairs + 1 and the band;
+    from seeds_needed() with sigma = pooled sd, n_start = n_pairs + 1 and band_loss;
     None if no count up to SEEDS_CAP would do (always so for NO_EFFECT noise), or if
     fewer than two pairs exist.
     """
@@ -216,22 +217,22 @@ def compare(row: Sequence[Optional[float]], ref: Sequence[Optional[float]], *,
                 n_diverged_ref=s_ref.n_diverged, confidence=confidence, row=s_row, ref=s_ref)
     if sd_diff is None:                      # fewer than two pairs: no interval, no verdict
         return Comparison(**seen, ci_low=None, ci_high=None, verdict=Verdict.NA, unbanded=Verdict.NA,
-                          noise_kind=None, seeds_needed=None, margin_spread=None, margin_interval=None, band=None)
-    n, size, spread, width = len(diffs), abs(effect), seen["spread"], band * pooled
+                          noise_kind=None, seeds_needed=None, margin_spread=None, margin_interval=None, band_loss=None)
+    n, size, spread, band_loss = len(diffs), abs(effect), seen["spread"], band_sds * pooled
     half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd_diff / math.sqrt(n)      # the paired t-interval's
     m_spread, m_interval = size - spread, size - half
     margin = min(m_spread, m_interval)
     unbanded = (Verdict.BETTER if effect < 0 else Verdict.WORSE) if margin > 0.0 else Verdict.NOISE
-    verdict = Verdict.BORDERLINE if abs(margin) < width else unbanded
+    verdict = Verdict.BORDERLINE if abs(margin) < band_loss else unbanded
     kind = None
     if verdict == Verdict.NOISE:             # the (2 confidence - 1) interval inside +- the spread: no such effect
         half_eq = t_quantile(confidence, n - 1) * sd_diff / math.sqrt(n)
         kind = NO_EFFECT if size + half_eq <= spread else NOT_SHOWN
     needed = 0 if verdict in (Verdict.BETTER, Verdict.WORSE) else seeds_needed(
-        effect, pooled, sd_diff, n_start=n + 1, confidence=confidence, band=width)
+        effect, pooled, sd_diff, n_start=n + 1, confidence=confidence, band_loss=band_loss)
     return Comparison(**seen, ci_low=effect - half, ci_high=effect + half, verdict=verdict, unbanded=unbanded,
                       noise_kind=kind, seeds_needed=needed, margin_spread=m_spread, margin_interval=m_interval,
-                      band=width)
+                      band_loss=band_loss)
 
 
 def verdict_text(c: Optional[Comparison]) -> str:
@@ -242,7 +243,7 @@ def verdict_text(c: Optional[Comparison]) -> str:
     if c is None:
         return ""
     # no seed count: the effect does not clear the spread by the band (no n would make it a change), or the cap
-    beyond = SPREAD_WORDS if c.margin_spread is None or c.margin_spread <= c.band else f"over {SEEDS_CAP} seeds"
+    beyond = SPREAD_WORDS if c.margin_spread is None or c.margin_spread <= c.band_loss else f"over {SEEDS_CAP} seeds"
     if c.verdict == Verdict.NOISE:
         if c.noise_kind == NO_EFFECT:
             return f"noise ({NO_EFFECT})"

@@ -84,7 +84,7 @@ COLUMNS = [
            csv=(("ci_low", _vs(lambda c: c.ci_low)), ("ci_high", _vs(lambda c: c.ci_high)))),
     Column("margins ± band", "right", lambda i, r: margins(r.vs),
            csv=(("margin_spread", _vs(lambda c: c.margin_spread)), ("margin_interval", _vs(lambda c: c.margin_interval)),
-                ("band", _vs(lambda c: c.band)))),
+                ("band", _vs(lambda c: c.band_loss)))),
     Column("verdict", "left", lambda i, r: verdict(r.vs, r.look),
            csv=(("verdict", _vs(lambda c: c.verdict, "")), ("noise_kind", _vs(lambda c: c.noise_kind)),
                 ("seeds_needed", _vs(lambda c: c.seeds_needed)))),

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..config.sections import BAND, CONFIDENCE
+from ..config.sections import BAND_SDS, CONFIDENCE
 from ..records.stages import Size
 from .results import RowResult
 from .calibration import CHUNK, judge
@@ -124,7 +124,7 @@ def _nan(x: Optional[float]) -> float:
 
 
 def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float], confidence: float = CONFIDENCE,
-            band: float = BAND) -> list[ChangeAcrossSizes]:
+            band_sds: float = BAND_SDS) -> list[ChangeAcrossSizes]:
     """Every change (row 1 onwards) across the sizes (`ladders`: (size, its rows), smallest N first). N is the
     full model's non-embedding count as its runs record it."""
     n = [rows[-1].runs[0].params_non_embedding for _, rows in ladders]
@@ -144,7 +144,7 @@ def changes(ladders: list[tuple[Size, list[RowResult]]], floor: Optional[float],
             look = judge_looks(dict(zip(seeds[0], cells[-1].effect)), dict(zip(seeds[1], cells[0].effect)), design)
             trend = look.comparison
         else:
-            trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band=band)
+            trend = compare(cells[-1].effect, cells[0].effect, confidence=confidence, band_sds=band_sds)
         out.append(ChangeAcrossSizes(main[k].slug, main[k].label, cells, trend, decades, transfer(cells, trend),
                                      look))
     return out
@@ -163,7 +163,7 @@ class TransferCalibration:
 
 def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *, n_sizes: int = 3,
                       pair_correlation: float = 0.0, size_correlation: float = 0.0, confidence: float = CONFIDENCE,
-                      band: float = BAND) -> TransferCalibration:
+                      band_sds: float = BAND_SDS) -> TransferCalibration:
     """Transfer verdicts for a change whose effect is the same at every size (effect_sd, in seed sds; positive:
     worse), deterministic from seed. At each size, each seed's loss is normal with sd 1 for the row above and the
     row, correlated pair_correlation within a seed (same batches); size_correlation correlates a seed's per-seed
@@ -181,10 +181,10 @@ def simulate_transfer(effect_sd: float, n_seeds: int, trials: int, seed: int, *,
         common = across * seed_part + alone * common
         ref = shared * common + own * own_ref
         row = effect_sd + shared * common + own * own_row
-        verdicts = np.stack([judge(row[:, i], ref[:, i], confidence=confidence, band=band).verdicts
+        verdicts = np.stack([judge(row[:, i], ref[:, i], confidence=confidence, band_sds=band_sds).verdicts
                              for i in range(n_sizes)], axis=1)
         d = row - ref
-        trend = judge(d[:, -1], d[:, 0], confidence=confidence, band=band)
+        trend = judge(d[:, -1], d[:, 0], confidence=confidence, band_sds=band_sds)
         found = classify(verdicts, trend.verdicts, trend.effect, d[:, 0].mean(axis=1), d[:, -1].mean(axis=1))
         for t in Transfer:
             counts[t] += int((found == t).sum())

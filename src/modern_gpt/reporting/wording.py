@@ -25,7 +25,7 @@ TABLE_NOTE = (
     "{spread_sds:g} × the pooled seed sd of the two rows, what three seeds of one row typically span: the same "
     "threshold however many seeds run, so more seeds sharpen a verdict. The margins say by how much |Δ val| "
     "clears the spread, and the interval's nearer end clears zero (negative: misses); a verdict needs both "
-    "positive. The band is {band:g} × the pooled seed sd of the two rows: a row whose smaller margin "
+    "positive. The band is {band_sds:g} × the pooled seed sd of the two rows: a row whose smaller margin "
     "lies within it reads **borderline**, because the same runs on another machine (whose rounding differs) "
     "could tip it either way (docs/statistics.md: \"Verdicts another machine reproduces\"). A noise row says which kind it "
     "is: **{no_effect}** when the {equivalence} interval of Δ val lies inside ± the spread "
@@ -63,7 +63,7 @@ CATALOGUE_STAR = ("**A star.** Each of the {n} rows is compared with row 0 alone
 CATALOGUE_NOTE = ("Losses are mean ± sd over a row's seeds (nats per token, fixed validation windows). Δ val is the "
                   "mean per-seed difference from row 0 (negative is better), judged as the main table judges each "
                   "row against the row above: the spread is {spread_sds} × the pooled seed sd, the band "
-                  "{band:g} × it. *here*: settled in the claimed direction, **claim holds here**; settled against "
+                  "{band_sds:g} × it. *here*: settled in the claimed direction, **claim holds here**; settled against "
                   "it, **the opposite here**; settled as noise, **no effect larger than ±x here** (x: the far end of "
                   "the interval); open at the cap, **open at the cap (n seeds)**; a claim about speed, memory, long "
                   "context or stability, **not tested here**.¹")

@@ -106,7 +106,7 @@ def row_diff(key: tuple[str, str], base: dict[int, RunLine], here: dict[int, Run
     first_b = here[seeds[0]]
     changed = ({(x.config_md5, x.code_md5) for x in base.values()}
                != {(x.config_md5, x.code_md5) for x in here.values()})
-    vs = compare(b, a, confidence=confidence, band=borderline) if paired else None
+    vs = compare(b, a, confidence=confidence, band_sds=borderline) if paired else None
     sa, sb = summarize(a), summarize(b)
     delta = vs.effect if vs is not None else (sb.mean - sa.mean if None not in (sa.mean, sb.mean) else None)
     steps = [abs(y - x) for x, y in zip(a, b) if x is not None and y is not None and math.isfinite(y - x)]
