@@ -13,7 +13,7 @@ import yaml
 from e2e import DVC, ONE_THREAD, ran, sh, status
 from fakes import default, plan_files, refused
 
-from modern_gpt.config.seeds import grid_looks, grid_seed_order, seed_order
+from modern_gpt.config.seeds import seed_order, sweep_looks, sweep_seed_order
 from modern_gpt.pipeline.ladder_params import check_all
 from modern_gpt.reporting.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
                                         simulate_looks)
@@ -73,14 +73,14 @@ def test_looks_off_is_one_setting_on_the_committed_params_its_runs_kept_each_com
     assert look.seeds == tuple(sorted(set(row) & set(ref))) and look.comparison.confidence == 0.95
 
 
-def test_the_learning_rate_grids_runs_take_seeds_from_sweep_seeds_then_the_main_tables_order_at_its_looks():
+def test_the_sweeps_runs_take_seeds_from_sweep_seeds_then_the_main_tables_order_at_its_looks():
     """The grid's looks: sweep.seeds' count (3), then settle.looks past it; its runs' added seeds: seeds 3, 4 (the
     main table's, which its rows at train.lr have) and on; anything else is refused in one line."""
-    grid = {f"sweep_qk_norm_x4-{s}": {"slug": "sweep_qk_norm_x4", "seed": s} for s in (3, 4)}
-    _, planned = plan_files(settle(runs=grid))
+    sweep_runs = {f"sweep_qk_norm_x4-{s}": {"slug": "sweep_qk_norm_x4", "seed": s} for s in (3, 4)}
+    _, planned = plan_files(settle(runs=sweep_runs))
     assert planned.seeds_of("sweep_qk_norm_x4") == (0, 1, 2, 3, 4) and planned.seeds_of("sweep_qk_norm_x32") == (0, 1, 2)
-    assert grid_looks(LOOKS, 3) == (3, 5, 8, 12, 20) and grid_looks((), 3) == (3,)
-    assert grid_seed_order([0, 2, 4], [0, 1, 2, 3, 4], [5], 8) == (0, 2, 4, 1, 3, 6, 7, 8)
+    assert sweep_looks(LOOKS, 3) == (3, 5, 8, 12, 20) and sweep_looks((), 3) == (3,)
+    assert sweep_seed_order([0, 2, 4], [0, 1, 2, 3, 4], [5], 8) == (0, 2, 4, 1, 3, 6, 7, 8)
     refused(lambda: plan_files(settle(runs={"sweep_qk_norm_x4-3": {"slug": "sweep_qk_norm_x4", "seed": 3}})),
             "sweep_qk_norm_x4's seeds [3] are not the seed order's next ones up to a look ([3] would give 4; looks "
             "[3, 5, 8, 12, 20])")

@@ -115,7 +115,7 @@ def test_the_comparison_at_the_best_rates_says_when_the_verdict_changes():
     assert "chosen on the seeds that judge it" in text
 
 
-def test_at_the_grids_looks_the_best_rates_stay_the_first_looks_and_later_seeds_settle_the_pair():
+def test_at_the_sweeps_looks_the_best_rates_stay_the_first_looks_and_later_seeds_settle_the_pair():
     """Open at the grid's 3 seeds, the pair at the best rates (r0 at x1, r1 at x4) is judged again on the seeds
     settle added to those two cells (the table and the best rates stay on the first 3), and settles at 5; the open
     pair asks for the two best-rate runs' next seeds, and the report says where it settled."""

@@ -15,13 +15,13 @@ def seed_order(seeds: list[int] | tuple[int, ...], taken: list[int] | tuple[int,
     return tuple(out)
 
 
-def grid_looks(looks: list[int] | tuple[int, ...], first: int) -> tuple[int, ...]:
+def sweep_looks(looks: list[int] | tuple[int, ...], first: int) -> tuple[int, ...]:
     """The learning-rate grid's looks: its own seed count (sweep.seeds'), then each of settle.looks past it; with
     settle off (no looks), that one look."""
     return (first, *(k for k in looks if k > first))
 
 
-def grid_seed_order(sweep_seeds: list[int] | tuple[int, ...], seeds: list[int] | tuple[int, ...],
+def sweep_seed_order(sweep_seeds: list[int] | tuple[int, ...], seeds: list[int] | tuple[int, ...],
                     taken: list[int] | tuple[int, ...], count: int) -> tuple[int, ...]:
     """The first `count` seeds the grid's looks take: sweep.seeds (some of seeds:), then the seed order's others, so
     that past seeds:'s count a grid look holds the same seeds as the main table's look."""

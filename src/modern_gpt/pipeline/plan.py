@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..config.seeds import grid_looks, grid_seed_order, seed_order
+from ..config.seeds import seed_order, sweep_looks, sweep_seed_order
 from ..config.validate import check_split_sizes
 from ..core.errors import ConfigError
 from ..records.inputs import CorpusMeta, RowConfig
@@ -77,18 +77,18 @@ def added_seeds(p: Params, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]
     return tuple(out)
 
 
-def looks_of(p: Params, rows: list[Row], sized: list[Row], grid: list[SweepPlanRow]) -> dict[str, Looks]:
+def looks_of(p: Params, rows: list[Row], sized: list[Row], sweep: list[SweepPlanRow]) -> dict[str, Looks]:
     """Each slug settle may add seeds to, and how: the ladders' rows (`rows`; a scale ladder's, `sized`, up to
     settle.scale_cap) and the learning-rate grid's runs (from sweep.seeds, then the looks past its count)."""
     looks = tuple(p.settle.looks) if p.settle.on else (len(p.seeds),)
     cap = looks[-1]
     order = seed_order(p.seeds, p.ablation.aa_seeds, cap)
     scaled = tuple(k for k in looks if k <= (p.settle.scale_cap or cap))
-    at_grid = grid_looks(p.settle.looks if p.settle.on else (), len(p.sweep.seeds))
-    grid_order = grid_seed_order(p.sweep.seeds, p.seeds, p.ablation.aa_seeds, at_grid[-1])
+    at_sweep = sweep_looks(p.settle.looks if p.settle.on else (), len(p.sweep.seeds))
+    sweep_order = sweep_seed_order(p.sweep.seeds, p.seeds, p.ablation.aa_seeds, at_sweep[-1])
     out = {r.slug: Looks(tuple(p.seeds), order, looks) for r in rows}
     out |= {r.slug: Looks(tuple(p.seeds), order[:scaled[-1]], scaled) for r in sized}
-    out |= {x.slug: Looks(tuple(p.sweep.seeds), grid_order, at_grid) for g in grid for x in g.runs}
+    out |= {x.slug: Looks(tuple(p.sweep.seeds), sweep_order, at_sweep) for g in sweep for x in g.runs}
     return out
 
 

@@ -9,8 +9,9 @@ retrains nothing.
 
 Names: in code the learning-rate grid is the sweep, as params.yaml (sweep:), its DVC stages (sweep@...) and
 reports/lr_sweep.csv name it; "learning-rate grid" is prose only. The plan's record of it is SweepPlan (Plan.sweep),
-its rows SweepPlanRow and their runs SweepPlanRun; the report's results of it are reporting/results.py's SweepCell,
-SweepRow and SweepPair (reporting/sweep.py).
+its rows SweepPlanRow and their runs SweepPlanRun; its looks config/seeds.py's sweep_looks and sweep_seed_order
+(reporting/collect.py's sweep_design); the report's results of it are reporting/results.py's SweepCell, SweepRow and
+SweepPair (reporting/sweep.py).
 """
 
 from __future__ import annotations
@@ -135,8 +136,8 @@ class Plan:
 
     def seeds_of(self, slug: str) -> tuple[int, ...]:
         """The seeds a run slug ran: the base seeds (a grid run's: sweep.seeds), then those settle added to it."""
-        grid = {x.slug for g in self.sweep.rows for x in g.runs}
-        base = self.sweep.seeds if slug in grid else self.seeds
+        swept = {x.slug for g in self.sweep.rows for x in g.runs}
+        base = self.sweep.seeds if slug in swept else self.seeds
         return base + next((a.seeds for a in self.added if a.slug == slug), ())
 
 

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config.seeds import grid_looks, grid_seed_order, seed_order
+from ..config.seeds import seed_order, sweep_looks, sweep_seed_order
 from ..core.files import read_json
 from ..records.run_record import RunRecord
 from ..records.inputs import CorpusMeta
@@ -79,13 +79,13 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
         reruns.append(Rerun(original, row_result(r.slug, r.label, records(r.slug, seeds), ref, **rule)))
     # a sweep row belongs to the first ladder holding its row (the second ladder's row 0 is the main's last)
     owner = {r.slug: i for i in reversed(range(len(judged))) for r in judged[i]}
-    grid = grid_design(plan, s.confidence, s.borderline)
-    sweep = sweep_rows(plan, grid, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
+    at_sweep = sweep_design(plan, s.confidence, s.borderline)
+    sweep = sweep_rows(plan, at_sweep, {r.slug: r for ladder in reversed(judged) for r in ladder}, records,
                        s.spike_threshold)
     extras = [*([aa] if aa else []), *loo, *(x.again for x in reruns)]
     ladders = [dataclasses.replace(
                    collect_ladder(lp, judged[i], [g for g in sweep if owner[g.row.slug] == i], sweep, served, meta,
-                                  floor, plan, s, grid, extras if i == 0 else []),
+                                  floor, plan, s, at_sweep, extras if i == 0 else []),
                    design=designs[i], claims=tuple(r.claim for r in lp.rows) if lp.star else ())
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
@@ -104,16 +104,16 @@ def design(plan: Plan, scale: bool, confidence: float, band_sds: float) -> Desig
     return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band_sds)
 
 
-def grid_design(plan: Plan, confidence: float, band_sds: float) -> Design:
+def sweep_design(plan: Plan, confidence: float, band_sds: float) -> Design:
     """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: one look, on every seed a
     pair's runs have, its seed order long enough for them all)."""
-    looks = grid_looks(plan.looks, len(plan.sweep.seeds))
+    looks = sweep_looks(plan.looks, len(plan.sweep.seeds))
     most = looks[-1] if plan.looks else len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-    return Design(looks, grid_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band_sds)
+    return Design(looks, sweep_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band_sds)
 
 
 def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],
-                   served: Served, meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings, grid: Design,
+                   served: Served, meta: CorpusMeta, floor: Floor | None, plan: Plan, s: Settings, at_sweep: Design,
                    extras: list[RowResult]) -> Ladder:
     """One ladder's results: its rows judged, its provenance (`extras`: further rows whose machines count too, and
     its sweep's cells off train.lr), its sweep rows (`sweep`; pairs at the best rates are read from the
@@ -124,12 +124,12 @@ def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow],
     info = provenance(meta, rows, floor, match_params=plan.match_params,
                       hf_classes=[(r.label, r.hf_class) for r in lp.rows], others=[*extras, *cells])
     return Ladder(lp.name, rows, info, sweep=sweep,
-                  pairs=sweep_pairs(whole_sweep, rows, grid),
+                  pairs=sweep_pairs(whole_sweep, rows, at_sweep),
                   serve=[served(r.slug) for r in lp.rows] if lp.size is None and not lp.star else [],
                   size=lp.size)
 
 
-def sweep_rows(plan: Plan, grid: Design, by_slug: dict[str, RowResult], records: Records,
+def sweep_rows(plan: Plan, at_sweep: Design, by_slug: dict[str, RowResult], records: Records,
                spike_threshold: float) -> list[SweepRow]:
     """The learning-rate grid, on its own seeds: its cells at train.lr are the main table's runs. Each cell also
     holds its runs past sweep.seeds that the grid's looks take (the row's own, or those settle added)."""
@@ -138,7 +138,7 @@ def sweep_rows(plan: Plan, grid: Design, by_slug: dict[str, RowResult], records:
     for r in sweep.rows:
         row = by_slug[r.slug]
         main = sweep_cell(r.slug, 1.0, sweep.lr, [x for x in row.runs if x.seed in seeds], spike_threshold,
-                          [x for x in row.runs if x.seed not in seeds and x.seed in grid.order])
+                          [x for x in row.runs if x.seed not in seeds and x.seed in at_sweep.order])
         others = [sweep_cell(c.slug, c.multiple, sweep.lr * c.multiple, records(c.slug, seeds), spike_threshold,
                              records(c.slug, list(plan.seeds_of(c.slug)[len(seeds):])))
                   for c in r.runs]

@@ -118,17 +118,17 @@ def run_lines(results: Results, config_md5: Callable[[str], str]) -> dict[str, l
             out += [line(family, row, lad.size or "", 1.0, rec) for rec in r.runs]
         return out
 
-    def grid(lad: Ladder) -> list[RunLine]:
+    def sweep(lad: Ladder) -> list[RunLine]:
         return [line(SWEEP, g.row.slug, "", c.multiple, rec)
                 for g in lad.sweep for c in g.cells if not c.main for rec in c.runs + c.later]
 
     extras = [line(AA, results.aa.slug, "", 1.0, rec) for rec in results.aa.runs] if results.aa else []
     extras += [line(LOO, r.slug, "", 1.0, rec) for r in results.loo for rec in r.runs]
     extras += [line(RERUN, x.original.slug, "", 1.0, rec) for x in results.reruns for rec in x.again.runs]
-    files = {RUNS: once([x for lad in results.ladders for x in rows(lad) + grid(lad)] + extras)}
+    files = {RUNS: once([x for lad in results.ladders for x in rows(lad) + sweep(lad)] + extras)}
     for lad in results.ladders[1:]:                  # a size's list: the default size's rows (the main table's) too
         name = LADDER_RUNS[lad.name]
-        files[name] = once(files.get(name, rows(main) if lad.size is not None else []) + rows(lad) + grid(lad))
+        files[name] = once(files.get(name, rows(main) if lad.size is not None else []) + rows(lad) + sweep(lad))
     return files
 
 

@@ -32,9 +32,9 @@ def write_report(results: Results, out: Path, runs: dict[str, list[RunLine]] | N
     while sizes are listed (off, a report already there stays: git tracks it)."""
     report = build_main(results)
     s = results.settings
-    grid = sweep_table([r for ladder in results.ladders for r in ladder.sweep])
-    sweep_plot(grid, out / SWEEP_PLOT)
-    write_bytes(out / SWEEP, csv_bytes(grid, SWEEP_COLUMNS))
+    sweep_points = sweep_table([r for ladder in results.ladders for r in ladder.sweep])
+    sweep_plot(sweep_points, out / SWEEP_PLOT)
+    write_bytes(out / SWEEP, csv_bytes(sweep_points, SWEEP_COLUMNS))
     curve_rows = curves(results.main.rows)
     curves_plot(curve_rows, out / CURVES_PLOT, s.floor_per_token)
     write_bytes(out / MAIN, report.markdown.encode())
