@@ -24,7 +24,7 @@ LOCK = {"stages": {"tokenize": {"outs": [{"path": "data/tokenized", "md5": "aaa.
 
 def line(run: str, seed: int, val: float, *, config: str = "c", code: str = "k", machine: str = "cpu A",
          family: str = "run") -> RunLine:
-    return RunLine(family, run, "", 1.0, seed, run, val + 0.01, val, val / 0.69, 1000, 20, False, 1.0, config,
+    return RunLine(family, run, None, 1.0, seed, run, val + 0.01, val, val / 0.69, 1000, 20, False, 1.0, config,
                    code, machine)
 
 
@@ -125,10 +125,12 @@ def test_the_ladders_verdicts_that_differ_are_listed():
 def test_runs_csv_reads_back_every_float_exactly_and_in_a_stable_order():
     lines = [line("a", s, 1 / 3 + s * 1e-9) for s in SEEDS] + [dataclasses.replace(line("b", 0, 1.0), val_loss=None,
                                                                                     train_loss=None, diverged=True)]
+    lines.append(dataclasses.replace(line("scale_xs_a", 0, 1.0), family="scale", row="a", size="xs"))
     text_ = to_csv(lines).decode()
     assert text_.splitlines()[0] == ",".join(FIELDS)
+    assert text_.splitlines()[1].startswith("run,a,,1.0,0,a,")        # the default size (None): an empty cell
     back = from_csv(text_)
-    assert [x.val_loss for x in back] == [x.val_loss for x in lines] and back[-1].diverged
+    assert back == lines and [x.size for x in back] == [None] * 6 + ["xs"] and back[-2].diverged
     assert to_csv(back).decode() == text_
     with pytest.raises(DataError, match="not a runs.csv of this version"):
         from_csv("row,seed\nx,0\n")

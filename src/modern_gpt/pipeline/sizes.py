@@ -95,10 +95,10 @@ def size_ladders(spec: ScaleConfig, model: ModelSection, recipe: TrainConfig,
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
         config = sized[-1].config
-        same = next((s.size.name or "model" for s in found if _shape(s.rows[-1].config) == _shape(config)), None)
-        if same:
+        same = next((s.size for s in found if _shape(s.rows[-1].config) == _shape(config)), None)
+        if same is not None:
             raise ConfigError(f"{where}: the same shape as " + ("model: (whose runs are the main table's; list only "
-                              "other sizes)" if same == "model" else f"scale.sizes.{same}"))
+                              "other sizes)" if same.name is None else f"scale.sizes.{same.name}"))
         n = non_embedding(config)
         train = recipe
         if spec.budget == "tokens_per_param":

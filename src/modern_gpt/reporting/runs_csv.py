@@ -39,7 +39,7 @@ class RunLine:
     """One run: which (family, row, size, lr multiple, seed), what it scored, and the md5s of what made it."""
     family: str              # dvc.yaml's stage family (pipeline/families.py): run (the main ladder), sweep, ...
     row: str                 # the main ladder's row it trains (sweep, scale, aa, rerun), or its own row's slug
-    size: str                # scale.sizes' name; '' for model:'s shape
+    size: str | None         # scale.sizes' name; None for model:'s shape (the default size; runs.csv: empty)
     lr: float                # multiple of train.lr (1 but in the grid)
     seed: int
     run: str                 # its folder, data/runs/<run>/<seed>/, and its config, configs/<run>.json
@@ -77,7 +77,7 @@ class RunLine:
         def opt(text: str) -> float | None:
             return float(text) if text else None
         try:
-            return cls(family=cells["family"], row=cells["row"], size=cells["size"], lr=float(cells["lr"]),
+            return cls(family=cells["family"], row=cells["row"], size=cells["size"] or None, lr=float(cells["lr"]),
                        seed=int(cells["seed"]), run=cells["run"], train_loss=opt(cells["train_loss"]),
                        val_loss=opt(cells["val_loss"]), val_bpc=opt(cells["val_bpc"]), params=int(cells["params"]),
                        steps=int(cells["steps"]), diverged=cells["diverged"] == "true", secs=float(cells["secs"]),
@@ -103,7 +103,7 @@ def run_lines(results: Results, config_md5: Callable[[str], str]) -> dict[str, l
     def digest(slug: str) -> str:
         return config_md5(slug)
 
-    def line(family: Family, row: str, size: str, lr: float, rec: RunRecord) -> RunLine:
+    def line(family: Family, row: str, size: str | None, lr: float, rec: RunRecord) -> RunLine:
         return RunLine(family.stage, row, size, lr, rec.seed, rec.slug, rec.train_loss, rec.val_loss, rec.val_bpc,
                        rec.params, rec.steps, rec.diverged, rec.secs, digest(rec.slug), rec.code_md5, rec.machine,
                        tuple(f for f in rec.code_files if f.startswith(CHANGES) and f != CHANGES + "__init__.py"))
@@ -115,16 +115,16 @@ def run_lines(results: Results, config_md5: Callable[[str], str]) -> dict[str, l
                 family, row = MAIN, r.slug                        # is the main table's last row
             else:
                 family, row = LADDER_FAMILY[lad.name], (main.rows[i].slug if lad.size is not None else r.slug)
-            out += [line(family, row, lad.size or "", 1.0, rec) for rec in r.runs]
+            out += [line(family, row, lad.size, 1.0, rec) for rec in r.runs]
         return out
 
     def sweep(lad: Ladder) -> list[RunLine]:
-        return [line(SWEEP, g.row.slug, "", c.multiple, rec)
+        return [line(SWEEP, g.row.slug, None, c.multiple, rec)
                 for g in lad.sweep for c in g.cells if not c.main for rec in c.runs + c.later]
 
-    extras = [line(AA, results.aa.slug, "", 1.0, rec) for rec in results.aa.runs] if results.aa else []
-    extras += [line(LOO, r.slug, "", 1.0, rec) for r in results.loo for rec in r.runs]
-    extras += [line(RERUN, x.original.slug, "", 1.0, rec) for x in results.reruns for rec in x.again.runs]
+    extras = [line(AA, results.aa.slug, None, 1.0, rec) for rec in results.aa.runs] if results.aa else []
+    extras += [line(LOO, r.slug, None, 1.0, rec) for r in results.loo for rec in r.runs]
+    extras += [line(RERUN, x.original.slug, None, 1.0, rec) for x in results.reruns for rec in x.again.runs]
     files = {RUNS: once([x for lad in results.ladders for x in rows(lad) + sweep(lad)] + extras)}
     for lad in results.ladders[1:]:                  # a size's list: the default size's rows (the main table's) too
         name = LADDER_RUNS[lad.name]

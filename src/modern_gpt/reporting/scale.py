@@ -17,7 +17,8 @@ from .transfer import ChangeAcrossSizes, Transfer, changes
 
 
 def size_name(size: Size) -> str:
-    return size.name or "model:"
+    """A size as the pages print it: its scale.sizes name, or "model:" for the default size (name None)."""
+    return "model:" if size.name is None else size.name
 
 
 def shape(size: Size) -> str:

@@ -34,7 +34,7 @@ class RowDiff:
     family: str
     run: str                       # the run folder (data/runs/<run>/): the row's identity across commits
     row: str
-    size: str
+    size: str | None               # scale.sizes' name; None: model:'s shape
     lr: float
     inputs_changed: bool           # its config file's, its training code's or the tokens' md5 differs
     seeds: tuple[int, ...]         # on both sides: the pairs

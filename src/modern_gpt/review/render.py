@@ -55,7 +55,7 @@ def inputs(r: Review) -> list[str]:
 
 
 def label(x: RowDiff) -> str:
-    where = ", ".join(filter(None, [f"size {x.size}" if x.size else "", f"lr ×{x.lr:g}" if x.lr != 1 else ""]))
+    where = ", ".join(filter(None, [f"size {x.size}" if x.size is not None else "", f"lr ×{x.lr:g}" if x.lr != 1 else ""]))
     return f"`{x.run}`" + (f" ({where})" if where else "")
 
 
