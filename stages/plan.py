@@ -1,7 +1,7 @@
-"""Stage plan: each row's resolved config in its own file, configs/<row>.json, and configs/plan.json.
+"""Stage plan: each run slug's resolved config in its own file, configs/<slug>.json, and configs/plan.json.
 
-A row's config holds only what training reads (model, train), so a flag change retrains only the
-rows whose resolved config changed (a rewritten but identical file changes nothing), and rewording
+A slug's config holds only what training reads (model, train), so a flag change retrains only the
+runs whose resolved config changed (a rewritten but identical file changes nothing), and rewording
 a label retrains nothing. plan.json lists the rows (labels, order), seeds and optional runs for the
 report. With ablation.match_params each row's MLP hidden size is set so that its non-embedding
 parameter count matches the baseline's. This stage writes only configs/, which it owns.

@@ -1,9 +1,9 @@
 """Stage report: reports/ablation.md from exactly the runs the plan lists, with its plot, metrics and CSVs.
 
 Reads configs/plan.json (records.stages.Plan: the ladders' rows, labels, seeds, optional runs: A/A, leave one
-out, reruns, the learning-rate grid), each listed run's record (data/runs/<row>/<seed>/run.json: never a glob, so
+out, reruns, the learning-rate grid), each listed run's record (data/runs/<slug>/<seed>/run.json: never a glob, so
 runs left from a larger grid are never read), each row's serve record (data/serve/<row>.json, a ServeRecord), the
-corpus meta and its floor; each listed run's config file (configs/<row>.json) for its md5 in reports/runs.csv. This
+corpus meta and its floor; each listed run's config file (configs/<slug>.json) for its md5 in reports/runs.csv. This
 stage measures nothing,
 so the same runs give the same report on any machine (reporting.collect).
 """

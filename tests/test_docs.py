@@ -352,11 +352,11 @@ def review_problems(lines: list[str]) -> list[str]:
     seeds: all of them where no seed is on one side only), Δ is here minus BASE, and a row whose inputs are the
     same moved by 0."""
     table = [cells(line) for line in lines if line.startswith("|") and "---" not in line]
-    if not table or table[0][:2] != ["row", "family"]:
-        return ["modern-gpt review: no rows table (row, family, ...)"]
+    if not table or table[0][:2] != ["run", "family"]:
+        return ["modern-gpt review: no runs table (run, family, ...)"]
     head, runs, problems = table[0], committed_runs(), []
     for row in (dict(zip(head, r)) for r in table[1:]):
-        run = re.match(r"`([^`]+)`", row["row"]).group(1)
+        run = re.match(r"`([^`]+)`", row["run"]).group(1)
         vals = runs.get(row["family"], {}).get(run)
         if vals is None:
             problems.append(f"modern-gpt review: {row['family']} {run}: no such run in reports/runs.csv")
@@ -417,7 +417,7 @@ def test_the_review_page_quotes_a_review_and_the_check_reads_it():
     slug, vals = next(iter(runs.items()))
     mean = sum(vals) / len(vals)
     row = f"| `{slug}` | run | same | {len(vals)} | {{}} | {mean:.4f} | +0.0000 | | noise |"
-    page = f"```\n$ modern-gpt review HEAD\n| row | family | inputs | paired seeds | BASE val | val here | Δ val | CI | " \
+    page = f"```\n$ modern-gpt review HEAD\n| run | family | inputs | paired seeds | BASE val | val here | Δ val | CI | " \
            f"verdict |\n|---|---|---|---|---|---|---|---|---|\n{row}\n```\n"
     assert quote_problems(page.format(f"{mean:.4f}"))[0] == []
     assert any("BASE val" in p for p in quote_problems(page.format(f"{mean + 0.001:.4f}"))[0])

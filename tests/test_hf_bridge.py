@@ -422,7 +422,7 @@ def test_unknown_or_unsupported_folders(tmp_path):
 
 
 def fake_run(root, cfg: ModelConfig, tokenizer: dict, seed: int = 0):
-    """A pipeline-shaped tree: root/data/runs/<row>/<seed>/{model.pt, run.json}, root/data/tokenized/tokenizer.json."""
+    """A pipeline-shaped tree: root/data/runs/<slug>/<seed>/{model.pt, run.json}, root/data/tokenized/tokenizer.json."""
     run = root / "data" / "runs" / "qk_norm" / "0"
     run.mkdir(parents=True)
     model = GPT(cfg)

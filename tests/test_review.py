@@ -44,7 +44,7 @@ def test_a_changed_row_is_paired_by_seed_and_judged_once():
     worse = [dataclasses.replace(x, val_loss=x.val_loss + 0.03 + 0.001 * x.seed, config_md5="c2")
              for x in base.runs[:5]]
     r = review(base, side("here", worse + same, params={"model": {"n_kv_head": 1}}))
-    gqa, norm = r.rows
+    gqa, norm = r.slugs
     assert r.paired and gqa.inputs_changed and not norm.inputs_changed
     assert gqa.seeds == (0, 1, 2, 3, 4)
     expected = compare([x.val_loss for x in worse], [x.val_loss for x in base.runs[:5]])
@@ -54,6 +54,7 @@ def test_a_changed_row_is_paired_by_seed_and_judged_once():
     text_ = markdown(r)
     assert text_.splitlines()[2].startswith("**here against main:** 1 of 2 rows changed inputs; gqa worse")
     assert "`model.n_kv_head` `2` → `1`" in text_ and "| `norm` " in text_ and "+0.0000" in text_
+    assert any(row.startswith("| run ") and "| family " in row for row in text_.splitlines())   # its column: the slug
     assert max(len(cells(row)) for row in text_.splitlines() if row.startswith("|")) <= 9
     assert data(r)["rows"][0]["verdict"] == "worse"
 
@@ -88,7 +89,7 @@ def test_unchanged_inputs_that_moved_are_named_by_how_far():
     moved = [dataclasses.replace(x, val_loss=x.val_loss + (0.0001 if x.run == "a" else 0.02), machine="cpu B")
              for x in base.runs]
     r = review(base, side("here", moved))
-    assert [x.run for x in r.drifted] == ["a"] and [x.run for x in r.moved] == ["b"]
+    assert [x.slug for x in r.drifted] == ["a"] and [x.slug for x in r.moved] == ["b"]
     text_ = markdown(r)
     assert "past the rerun band" in text_ and "another CPU" in text_ and "cpu A → cpu B" in text_
     same_machine = review(base, side("here", [dataclasses.replace(x, machine="cpu A") for x in moved]))
@@ -99,15 +100,15 @@ def test_other_tokens_are_compared_unpaired_without_a_verdict():
     base = side("main", seeds_of("a", 1.0))
     other = {"stages": {"tokenize": {"outs": [{"path": "data/tokenized", "md5": "bbb.dir"}]}}}
     r = review(base, side("here", [dataclasses.replace(x, val_loss=x.val_loss - 0.1) for x in base.runs], other))
-    assert not r.paired and r.rows[0].vs is None
-    assert r.rows[0].delta == pytest.approx(-0.1)
+    assert not r.paired and r.slugs[0].vs is None
+    assert r.slugs[0].delta == pytest.approx(-0.1)
     assert "unpaired" in markdown(r) and "no verdict" in markdown(r).splitlines()[2]
 
 
 def test_seeds_on_one_side_only_are_named_and_left_out_of_the_pairs():
     base = side("main", seeds_of("a", 1.0))
     r = review(base, side("here", list(base.runs[:3]) + [line("a", 7, 1.0)] + seeds_of("new", 1.0)))
-    assert r.rows[0].seeds == (0, 1, 2)
+    assert r.slugs[0].seeds == (0, 1, 2)
     assert set(r.one_side) == {("BASE", "a", (3, 4)), ("here", "a", (7,)), ("here", "new", (0, 1, 2, 3, 4))}
     assert "- BASE: `a` seeds 3, 4" in markdown(r)
 
@@ -232,13 +233,13 @@ def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_
     from modern_gpt.reporting.calibration import RERUN_SD_BY_FAMILY
     from modern_gpt.reporting.looks import Design, judge_looks
     from modern_gpt.reporting.runs_csv import from_csv
-    from modern_gpt.review.diff import by_row, row_diff
+    from modern_gpt.review.diff import by_slug, slug_diff
 
     fixtures = Path(__file__).parent / "fixtures"
-    epyc, xeon = (by_row(from_csv((fixtures / f"runs-409261d-{cpu}.csv").read_text())) for cpu in ("amd-epyc",
+    epyc, xeon = (by_slug(from_csv((fixtures / f"runs-409261d-{cpu}.csv").read_text())) for cpu in ("amd-epyc",
                                                                                                     "intel-xeon"))
     assert set(epyc) == set(xeon) and {k[0] for k in epyc} == set(RERUN_SD_BY_FAMILY)
-    diffs = [row_diff(k, epyc[k], xeon[k], True, 0.95, 0.4) for k in epyc]
+    diffs = [slug_diff(k, epyc[k], xeon[k], True, 0.95, 0.4) for k in epyc]
     assert all(not d.inputs_changed for d in diffs) and len(diffs) == 11
     assert len([d for d in diffs if d.moved > d.rerun_band]) <= 1
     design = Design((5, 8, 12, 20), (0, 1, 2, 3, 4), 0.95, 0.4)

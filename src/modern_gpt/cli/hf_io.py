@@ -18,7 +18,7 @@ from .support.run_folder import check_run
 def add_parsers(sub) -> None:
     """Add the export and import subcommands to the main CLI's subparsers."""
     e = sub.add_parser("export", help="write a run's model as a Hugging Face folder (GPT-2, Llama, Mistral or Qwen3)")
-    e.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
+    e.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<slug>/<seed>/ (model.pt + run.json)")
     e.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write config.json and model.safetensors into")
     e.add_argument("--tokenizer", metavar="PATH",
                    help="the pipeline's tokenizer file (default: data/tokenized/tokenizer.json next to the runs)")

@@ -1,5 +1,6 @@
-"""`modern-gpt review [BASE]`: what this working tree did to each row against BASE's committed runs, paired by
-seed and judged once (one look at report.confidence, on the seeds both sides ran), as Markdown for a pull-request comment (or `--json`);
+"""`modern-gpt review [BASE]`: what this working tree did to each slug's runs against BASE's committed runs, paired
+by seed and judged once (one look at report.confidence, on the seeds both sides ran), as Markdown for a pull-request
+comment (or `--json`);
 `modern-gpt review --check`: whether the committed reports are what the committed lock and runs give.
 
 Both read only what git tracks (reports/runs.csv, reports/ablation.csv, configs/, params.yaml, dvc.lock): no DVC
@@ -16,7 +17,7 @@ from ..core.errors import DataError
 
 
 def add_parsers(sub) -> None:
-    s = sub.add_parser("review", help="a pull request's effect on each row, paired by seed against BASE (git "
+    s = sub.add_parser("review", help="a pull request's effect on each run, paired by seed against BASE (git "
                                       "only: no DVC cache); --check: are the committed reports honest")
     s.add_argument("base", nargs="?", default="main", metavar="BASE",
                    help="the commit to compare against: a branch, tag or commit (default: main)")

@@ -17,7 +17,7 @@ from .support.run_folder import check_run
 def add_parsers(sub) -> None:
     serve: ServeConfig = PARSERS["serve"](sections(project_params(), ("serve",))["serve"], "serve")   # its defaults
     s = sub.add_parser("sample", help="generate text from a trained run (KV cache; temperature, top-k, a seed)")
-    s.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<row>/<seed>/ (model.pt + run.json)")
+    s.add_argument("run_dir", metavar="RUN_DIR", help="a run folder: data/runs/<slug>/<seed>/ (model.pt + run.json)")
     s.add_argument("--data", default="data/tokenized",
                    help="the tokenized corpus: its tokenizer and validation text (default data/tokenized)")
     s.add_argument("--prompt", help="the text to continue (default: the start of the validation text)")

@@ -4,7 +4,7 @@ tokenizer's), each section checked on parsing, and a row's ModelConfig built fro
 They stay as given, not resolved, because a null means "follow the shape": model.head_dim null is n_embd / n_head
 at whatever shape a row trains (a size of scale:, the quick command's profile), and baseline.n_kv_head null is one
 K/V head per query head. A ModelConfig resolves both on construction, so it is built only at the end (`config`).
-No run imports this file: a run reads its own resolved config (configs/<row>.json).
+No run imports this file: a run reads its own resolved config (configs/<slug>.json).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The mechanism is one: a frozen dataclass whose `__post_init__` checks each field with validate.py's helpers,
 and one parser per section, `PARSERS[name](raw, where)`, the only way a section is read (most build their class
 through validate.from_dict: unknown keys refused, every error one line naming `section.key`).
-No run imports this file: a run reads its own resolved config (configs/<row>.json), so editing a setting's
+No run imports this file: a run reads its own resolved config (configs/<slug>.json), so editing a setting's
 check here retrains nothing.
 """
 

@@ -37,7 +37,7 @@ class Exported:
 
 
 def default_tokenizer(run_dir: Path) -> Path | None:
-    """The pipeline's tokenizer for a run folder data/runs/<row>/<seed>/: data/tokenized/tokenizer.json."""
+    """The pipeline's tokenizer for a run folder data/runs/<slug>/<seed>/: data/tokenized/tokenizer.json."""
     p = run_dir.resolve().parents[2] / "tokenized" / "tokenizer.json" if len(run_dir.resolve().parents) > 2 else None
     return p if p is not None and p.is_file() else None
 

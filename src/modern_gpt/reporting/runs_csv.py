@@ -1,8 +1,14 @@
 """reports/runs.csv: one line per run the report reads, of every family, with the inputs that made it; and each
 off-by-default report's own list beside it (reports/beyond_runs.csv ...), with each run's change files.
 
-This is the per-seed evidence a reviewer pairs across commits (`modern-gpt review`): seed s of a row trains on the
-same batches on any commit with the same corpus, split and tokenizer. Floats are written in full (repr, the
+Words, here and in review/: a *row* is a ladder row; a *run* is one (slug, seed) training run; a *slug* names a
+run's config (configs/<slug>.json) and folder (data/runs/<slug>/<seed>/). A line of runs.csv is one run. Its `row`
+column is the ladder row the run trains, by the row's slug: for a sweep, scale, A/A or rerun run the row it trains
+again (at another rate, size, seed or initial weights), for any other run its own row; its `run` column is the run's
+slug. The columns keep those names (a file format); the code reads them as RunLine.row and RunLine.run.
+
+This is the per-seed evidence a reviewer pairs across commits (`modern-gpt review`): a slug's run of seed s trains on
+the same batches on any commit with the same corpus, split and tokenizer. Floats are written in full (repr, the
 shortest text that reads back as the same float), so that seeds pair exactly and a line changes only when its run
 does. The report stage writes the file through RunLine; review and `review --check` read it back through RunLine.
 """
@@ -36,13 +42,13 @@ LADDER_RUNS = {LadderName.BEYOND: outputs.BEYOND_RUNS, LadderName.CATALOGUE: out
 
 @dataclass(frozen=True)
 class RunLine:
-    """One run: which (family, row, size, lr multiple, seed), what it scored, and the md5s of what made it."""
+    """One run, (slug, seed): which (family, row, size, lr multiple), what it scored, and the md5s of what made it."""
     family: str              # dvc.yaml's stage family (pipeline/families.py): run (the main ladder), sweep, ...
-    row: str                 # the main ladder's row it trains (sweep, scale, aa, rerun), or its own row's slug
+    row: str                 # the ladder row it trains, by the row's slug (the module's docstring)
     size: str | None         # scale.sizes' name; None for model:'s shape (the default size; runs.csv: empty)
     lr: float                # multiple of train.lr (1 but in the grid)
     seed: int
-    run: str                 # its folder, data/runs/<run>/<seed>/, and its config, configs/<run>.json
+    run: str                 # its slug: its folder data/runs/<slug>/<seed>/ and its config configs/<slug>.json
     train_loss: float | None  # None: diverged
     val_loss: float | None
     val_bpc: float | None
@@ -50,15 +56,15 @@ class RunLine:
     steps: int
     diverged: bool
     secs: float
-    config_md5: str          # md5 of configs/<run>.json
+    config_md5: str          # md5 of configs/<slug>.json
     code_md5: str            # the run's own md5 over the code it imported
     machine: str             # the processor that trained it
-    change_files: tuple[str, ...] = ()   # its row's change files (an off-by-default report's list: runs.csv
+    change_files: tuple[str, ...] = ()   # the change files it imported (an off-by-default report's list: runs.csv
                                          # has configs/ beside it, whose change_files name them)
 
     @property
     def key(self) -> tuple[str, str]:
-        """The row across commits: its family and run folder (the seed pairs within it)."""
+        """Its slug's runs across commits: the family and the slug (the seed pairs within them)."""
         return self.family, self.run
 
     def cells(self, fields: tuple[str, ...]) -> list[str]:
@@ -133,7 +139,7 @@ def run_lines(results: Results, config_md5: Callable[[str], str]) -> dict[str, l
 
 
 def once(lines: list[RunLine]) -> list[RunLine]:
-    """Each run (folder and seed) once, where it first comes."""
+    """Each run (slug and seed) once, where it first comes."""
     seen: set[tuple[str, int]] = set()
     return [x for x in lines if (x.run, x.seed) not in seen and not seen.add((x.run, x.seed))]
 

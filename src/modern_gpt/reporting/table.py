@@ -54,7 +54,7 @@ def _quick_loss(summary: Callable[[RowResult], Summary]) -> Callable[[RowResult,
 
 
 # The one column list: the report's table (header, alignment, cell), ablation.csv's raw values and the quick
-# command's table, in this order.
+# command's table, in this order. ablation.csv's `row` column names each row by its slug (runs.csv's `row` column).
 COLUMNS = [
     Column("#", "right", lambda i, r: i, csv=(("row", lambda r: r.slug),)),
     Column("variant", "left", lambda i, r: r.label, csv=(("variant", lambda r: r.label),),

@@ -6,7 +6,7 @@ Four checks, none of which needs DVC's cache or a remote (a fresh clone has neit
   not: off, it leaves them as they are and DVC records them as they are);
 - no stage's code, params or data changed since dvc.lock (`dvc status`: outputs missing from a clone are fine);
 - every run of every committed report was made by today's code: its code_md5 is the one the run's code files give
-  at HEAD (dvc.yaml's run dependencies, and its row's change files);
+  at HEAD (dvc.yaml's run dependencies, and its config's change files);
 - each report's table is what its runs give: the main table (ablation.csv) from reports/runs.csv, and each
   off-by-default ladder's (beyond.md, catalogue.md) from its own run list, each row's train, val, seeds and bpc
   recomputed by the report's own functions.
@@ -107,7 +107,7 @@ def table_disagreements(root: Path) -> list[str]:
     f = root / RUNS
     if not f.is_file():
         return [f"{RUNS}: missing; the report stage writes it: dvc repro report"]
-    runs: dict[str, list[RunLine]] = {}
+    runs: dict[str, list[RunLine]] = {}                   # a main-ladder row's slug → its runs
     for line in from_csv(f.read_text(encoding="utf-8")):
         if line.family == "run":
             runs.setdefault(line.run, []).append(line)
@@ -155,13 +155,13 @@ def run_lists(root: Path) -> dict[str, tuple[str, list[RunLine]]]:
 
 
 def change_files(root: Path, line: RunLine) -> tuple[str, ...]:
-    """A run's change files: its list's column, or for runs.csv its config's (configs/<run>.json at HEAD)."""
+    """A run's change files: its list's column, or for runs.csv its config's (configs/<slug>.json at HEAD)."""
     return line.change_files or config_changes(root, line.run)
 
 
 @functools.cache
-def config_changes(root: Path, run: str) -> tuple[str, ...]:
-    config = head_bytes(root, f"configs/{run}.json")
+def config_changes(root: Path, slug: str) -> tuple[str, ...]:
+    config = head_bytes(root, f"configs/{slug}.json")
     return tuple(json.loads(config).get("change_files", {})) if config else ()
 
 

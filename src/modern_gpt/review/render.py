@@ -9,18 +9,19 @@ from tabulate import tabulate
 
 from ..reporting.cells import interval, num, verdict
 from ..reporting.stats import Verdict
-from .diff import RERUN_BAND_RUNS, Review, RowDiff
+from .diff import RERUN_BAND_RUNS, Review, SlugDiff
 
 TITLE = "## modern-gpt review"
 
 
 def summary(r: Review) -> str:
-    """The first line: what changed, and what one look at report.confidence says it did."""
+    """The first line: what changed, and what one look at report.confidence says it did (its words count a slug
+    as a row: a row of the comment's table)."""
     changed = r.changed
     judged = [x for x in changed if x.vs is not None and x.vs.verdict in (Verdict.BETTER, Verdict.WORSE)]
-    parts = [f"{len(changed)} of {len(r.rows)} rows changed inputs"]
+    parts = [f"{len(changed)} of {len(r.slugs)} rows changed inputs"]
     if changed and r.paired:
-        parts.append(", ".join(f"{x.run} {x.vs.verdict}" for x in judged) + " beyond the seed spread"
+        parts.append(", ".join(f"{x.slug} {x.vs.verdict}" for x in judged) + " beyond the seed spread"
                      if judged else "no row moved beyond the seed spread")
     elif changed:
         parts.append("not paired: the tokenized corpus differs, so no verdict")
@@ -54,27 +55,28 @@ def inputs(r: Review) -> list[str]:
                        f"- machine: {machine}"])]
 
 
-def label(x: RowDiff) -> str:
+def label(x: SlugDiff) -> str:
     where = ", ".join(filter(None, [f"size {x.size}" if x.size is not None else "", f"lr ×{x.lr:g}" if x.lr != 1 else ""]))
-    return f"`{x.run}`" + (f" ({where})" if where else "")
+    return f"`{x.slug}`" + (f" ({where})" if where else "")
 
 
-def row_verdict(x: RowDiff) -> str:
-    """The rule's verdict; for a row whose inputs and every seed's loss are the same, that fact."""
+def slug_verdict(x: SlugDiff) -> str:
+    """The rule's verdict; for a slug whose inputs and every seed's loss are the same, that fact."""
     if x.vs is None:
         return "unpaired"
     return "identical (every seed)" if not x.inputs_changed and x.moved == 0 else verdict(x.vs)
 
 
-def rows_table(r: Review) -> list[str]:
-    """Each row on BASE and here: the same row on two commits, judged once (one look, at report.confidence) on the
-    seeds both sides ran; not the table's rule, whose verdicts are judged at its looks (shown below it)."""
-    head = ["row", "family", "inputs", "paired seeds", "BASE val", "val here", "Δ val",
+def slugs_table(r: Review) -> list[str]:
+    """Each slug's runs on BASE and here: the same slug on two commits, judged once (one look, at report.confidence)
+    on the seeds both sides ran; not the table's rule, whose verdicts are judged at its looks (shown below it). A line
+    of the table per slug, its first column the run (its slug, and its size and lr multiple where not the default)."""
+    head = ["run", "family", "inputs", "paired seeds", "BASE val", "val here", "Δ val",
             f"{r.confidence:.0%} CI of Δ (one look)", "verdict (one look)"]
-    ordered = sorted(r.rows, key=lambda x: not x.inputs_changed)
+    ordered = sorted(r.slugs, key=lambda x: not x.inputs_changed)
     body = [[label(x), x.family, "**changed**" if x.inputs_changed else "same", str(len(x.seeds)),
              num(x.base.mean), num(x.here.mean), num(x.delta, sign=True),
-             interval(x.vs), row_verdict(x)] for x in ordered]
+             interval(x.vs), slug_verdict(x)] for x in ordered]
     how = (f"the same row on both commits, paired by seed; Δ is here minus BASE, negative is better; each judged "
            f"once at {r.confidence:.0%}, report.confidence, on the seeds both sides ran: one look, not the table's "
            "looks" if r.paired
@@ -108,20 +110,21 @@ def one_side_lines(r: Review) -> list[str]:
     if not r.one_side:
         return []
     return ["### Seeds on one side only (left out of the pairs)"] + [
-        f"- {'BASE' if side == 'BASE' else 'here'}: `{run}` seed{'s' * (len(seeds) > 1)} "
-        f"{', '.join(map(str, seeds))}" for side, run, seeds in r.one_side]
+        f"- {'BASE' if side == 'BASE' else 'here'}: `{slug}` seed{'s' * (len(seeds) > 1)} "
+        f"{', '.join(map(str, seeds))}" for side, slug, seeds in r.one_side]
 
 
 def markdown(r: Review) -> str:
-    parts = [TITLE, summary(r), *inputs(r), *rows_table(r), *moved_lines(r), *verdict_lines(r), *one_side_lines(r)]
+    parts = [TITLE, summary(r), *inputs(r), *slugs_table(r), *moved_lines(r), *verdict_lines(r), *one_side_lines(r)]
     return "\n\n".join(parts) + "\n"
 
 
 def data(r: Review) -> dict[str, Any]:
-    """The same as plain data: every row's numbers, the verdicts as the CSV spells them."""
-    def row(x: RowDiff) -> dict[str, Any]:
+    """The same as plain data: every slug's numbers, the verdicts as the CSV spells them. The keys stay as they were
+    (a slug is under "run", as in runs.csv; the slugs are "rows")."""
+    def entry(x: SlugDiff) -> dict[str, Any]:
         vs = x.vs
-        return {"run": x.run, "family": x.family, "row": x.row, "size": x.size, "lr": x.lr,
+        return {"run": x.slug, "family": x.family, "row": x.row, "size": x.size, "lr": x.lr,
                 "inputs_changed": x.inputs_changed, "seeds": list(x.seeds), "base_val": x.base.mean,
                 "val": x.here.mean, "delta": x.delta, "ci": [vs.ci_low, vs.ci_high] if vs else None,
                 "verdict": str(vs.verdict) if vs else None, "noise_kind": vs.noise_kind if vs else None,
@@ -130,7 +133,7 @@ def data(r: Review) -> dict[str, Any]:
             "params": [{"key": k, "base": a, "here": b} for k, a, b in r.params], "configs": list(r.configs),
             "code_md5": {"base": list(r.code[0]), "here": list(r.code[1])},
             "machines": {"base": list(r.machines[0]), "here": list(r.machines[1])},
-            "rows": [row(x) for x in r.rows], "moved": [x.run for x in r.moved],
+            "rows": [entry(x) for x in r.slugs], "moved": [x.slug for x in r.moved],
             "verdicts": [{"row": row_, "label": lbl, "base": a, "here": b} for row_, lbl, a, b in r.verdicts],
-            "one_side": [{"side": s, "run": run, "seeds": list(seeds)} for s, run, seeds in r.one_side],
+            "one_side": [{"side": s, "run": slug, "seeds": list(seeds)} for s, slug, seeds in r.one_side],
             "confidence": r.confidence}

@@ -11,7 +11,7 @@ from ...pipeline.families import training_stage
 
 def check_run(run_dir: str | Path) -> None:
     """Nothing when run_dir holds a trained run; otherwise a DataError that says what is missing and, for a
-    pipeline path data/runs/<row>/<seed>, how to train or pull it (a fresh clone has no weights)."""
+    pipeline path data/runs/<slug>/<seed>, how to train or pull it (a fresh clone has no weights)."""
     path = Path(run_dir)
     if path.is_dir() and any((path / name).exists() for name in ("run.json", "model.pt")):
         return                                        # a run, or half of one: load_run names the missing file
