@@ -27,8 +27,11 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="output folder")
     args = ap.parse_args()
     p = params.load(PARAMS)
+    model = p["model"]                  # block_size alone (dvc.yaml's params), through model:'s one parser
+    block = PARSERS["model"]({k: v for k, v in model.items() if k == "block_size"} if isinstance(model, dict)
+                             else model, "model").block_size
     t = prepare(PARSERS["data"](p["data"], "data"), PARSERS["tokenizer"](p["tokenizer"], "tokenizer"),
-                PARSERS["model"](p["model"], "model").block_size)      # every check before any write
+                block)                  # every check before any write
     out = Path(args.out)
     write_bytes(out / "train.bin", token_bytes(t.train))
     write_bytes(out / "val.bin", token_bytes(t.val))

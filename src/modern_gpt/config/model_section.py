@@ -45,7 +45,8 @@ class ModelSection:
 
     @property
     def block_size(self) -> int:
-        """The context length, ModelConfig's default where left out: all of model: the tokenize stage reads."""
+        """The context length, ModelConfig's default where left out (the tokenize stage parses model:'s block_size
+        alone, its only setting of model:, and reads it here)."""
         return self.config(1).block_size
 
 
