@@ -18,9 +18,10 @@ from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, SplitSize
 from modern_gpt.records.stages import LadderName
 from modern_gpt.reporting.catalogue import here
-from modern_gpt.reporting.looks import Design, judge_looks, look_level, simulate_looks
+from modern_gpt.settling.looks import Design, judge_looks, look_level, simulate_looks
 from modern_gpt.reporting.results import Ladder, ladder_results
-from modern_gpt.reporting.settling import asked_seeds, comparisons
+from modern_gpt.reporting.comparisons import comparisons
+from modern_gpt.settling.asked import asked_seeds
 from modern_gpt.reporting.star import simulate_star
 from modern_gpt.reporting.stats import SPREAD_SDS
 

@@ -70,10 +70,10 @@ def test_one_look_at_95_percent_says_better_where_the_tables_looks_would_leave_i
     here = side("here", here_runs, table=({"row": "qk_norm", "variant": "+ QK-norm", "verdict": "borderline",
                                           "noise_kind": ""},))
     a, b = [x.val_loss for x in base.runs], [x.val_loss for x in here_runs]
-    assert compare(b, a, confidence=0.95, band=0.4).verdict == Verdict.BETTER
-    assert compare(b, a, confidence=0.992, band=0.4).verdict != Verdict.BETTER      # a look of the table: open
+    assert compare(b, a, confidence=0.95, band_sds=0.4).verdict == Verdict.BETTER
+    assert compare(b, a, confidence=0.992, band_sds=0.4).verdict != Verdict.BETTER      # a look of the table: open
     r = review(base, here)
-    assert r.confidence == 0.95 and r.rows[0].vs.verdict == Verdict.BETTER and r.rows[0].seeds == (0, 1, 2, 3, 4)
+    assert r.confidence == 0.95 and r.slugs[0].vs.verdict == Verdict.BETTER and r.slugs[0].seeds == (0, 1, 2, 3, 4)
     text_ = markdown(r)
     assert "each judged once at 95%, report.confidence, on the seeds both sides ran: one look, not the table's looks" \
         in text_
@@ -165,16 +165,16 @@ def test_runs_csv_and_each_reports_run_list_come_from_the_results_each_run_once_
 
     def keys(lines):
         return [(x.family, x.row, x.size, x.lr, x.run, x.seed) for x in lines]
-    mains = [("run", r, "", 1.0, r, s) for r in ("baseline", "norm") for s in (0, 1)] + [
-        ("run", "qk_norm", "", 1.0, "qk_norm", s) for s in (0, 1, 2)]
-    grid_runs = [("sweep", "qk_norm", "", 4.0, "sweep_qk_norm_x4", s) for s in (0, 1, 2)]
+    mains = [("run", r, None, 1.0, r, s) for r in ("baseline", "norm") for s in (0, 1)] + [
+        ("run", "qk_norm", None, 1.0, "qk_norm", s) for s in (0, 1, 2)]
+    grid_runs = [("sweep", "qk_norm", None, 4.0, "sweep_qk_norm_x4", s) for s in (0, 1, 2)]
     assert keys(files["runs.csv"]) == mains + grid_runs + [
-        ("beyond", "beyond_mlp", "", 1.0, "beyond_mlp", s) for s in (0, 1)] + [
-        ("catalogue", "catalogue_smear", "", 1.0, "catalogue_smear", s) for s in (0, 1)] + [
+        ("beyond", "beyond_mlp", None, 1.0, "beyond_mlp", s) for s in (0, 1)] + [
+        ("catalogue", "catalogue_smear", None, 1.0, "catalogue_smear", s) for s in (0, 1)] + [
         ("scale", r, "xs", 1.0, f"scale_xs_{r}", s) for r in ("baseline", "norm", "qk_norm") for s in (0, 1)] + [
-        ("aa", "baseline", "", 1.0, "baseline", 10), *(("loo", "loo_norm", "", 1.0, "loo_norm", s) for s in (0, 1)),
-        *(("rerun", "norm", "", 1.0, "rerun_norm", s) for s in (0, 1))]
-    assert keys(files["beyond_runs.csv"]) == mains[4:] + [("beyond", "beyond_mlp", "", 1.0, "beyond_mlp", s)
+        ("aa", "baseline", None, 1.0, "baseline", 10), *(("loo", "loo_norm", None, 1.0, "loo_norm", s) for s in (0, 1)),
+        *(("rerun", "norm", None, 1.0, "rerun_norm", s) for s in (0, 1))]
+    assert keys(files["beyond_runs.csv"]) == mains[4:] + [("beyond", "beyond_mlp", None, 1.0, "beyond_mlp", s)
                                                           for s in (0, 1)]
     assert [x.change_files for x in files["catalogue_runs.csv"]] == [()] * 3 + [(smear,)] * 2
     assert keys(files["scale_runs.csv"]) == mains + [("scale", r, "xs", 1.0, f"scale_xs_{r}", s)
@@ -231,7 +231,7 @@ def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_
     verdict is not held: + GQA's equivalence margin is +0.0005 on one CPU and -0.0003 on the other (docs/statistics.md),
     and no band covers that margin yet."""
     from modern_gpt.reporting.calibration import RERUN_SD_BY_FAMILY
-    from modern_gpt.reporting.looks import Design, judge_looks
+    from modern_gpt.settling.looks import Design, judge_looks
     from modern_gpt.reporting.runs_csv import from_csv
     from modern_gpt.review.diff import by_slug, slug_diff
 

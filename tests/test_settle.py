@@ -1,4 +1,4 @@
-"""Settling an open verdict (params.yaml settle:, reporting/looks.py, `modern-gpt settle`): the design's checks, the
+"""Settling an open verdict (params.yaml settle:, settling/, `modern-gpt settle`): the design's checks, the
 rule at the looks, the seeds asked for, its calibration rerun small, and the command on the shared smoke build."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import yaml
 from e2e import DVC, ONE_THREAD, ran, sh, status
 from fakes import default, plan_files, refused
 
-from modern_gpt.config.seeds import seed_order, sweep_looks, sweep_seed_order
+from modern_gpt.settling.order import seed_order, sweep_looks, sweep_seed_order
 from modern_gpt.pipeline.ladder_params import check_all
-from modern_gpt.reporting.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
+from modern_gpt.settling.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
                                         simulate_looks)
-from modern_gpt.reporting.settling import Asked, asked_seeds
+from modern_gpt.settling.asked import Asked, asked_seeds
 from modern_gpt.reporting.stats import SPREAD_SDS, Verdict
 
 LOOKS = (5, 8, 12, 20)

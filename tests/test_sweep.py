@@ -15,9 +15,9 @@ from modern_gpt.config import ModelConfig, TrainConfig
 from modern_gpt.reporting.plots import sweep_plot, sweep_table
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_results
-from modern_gpt.reporting.looks import Design
+from modern_gpt.settling.looks import Design
 from modern_gpt.reporting.settings import Settings
-from modern_gpt.reporting.settling import Asked, asked_seeds
+from modern_gpt.settling.asked import Asked, asked_seeds
 from modern_gpt.reporting.stats import pct
 from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
 from modern_gpt.training.loop import Watch, train

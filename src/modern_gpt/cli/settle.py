@@ -1,5 +1,5 @@
 """`modern-gpt settle [--jobs N|auto]`: more seeds only where a verdict is open, at the looks params.yaml's settle:
-fixed before any run (reporting/looks.py, docs/statistics.md "Settling an open verdict").
+fixed before any run (settling/, docs/statistics.md "Settling an open verdict").
 
 It runs the pipeline as `modern-gpt repro` does, reads the report's results (the same files, the same rule), and
 for every comparison still open at a look adds the next look's seeds to each row it reads, as runs of settle.runs
@@ -12,13 +12,11 @@ another row got seeds (each added run is a stage of its own, settle@<slug>-<seed
 from __future__ import annotations
 
 import argparse
-import io
 from pathlib import Path
 
 from ..config import params as params_file
 from ..config.sections import PARSERS, SettleConfig
 from ..core.errors import ConfigError, DataError
-from ..core.files import write_bytes
 from .support.dvc_calls import stage_paths
 
 
@@ -33,35 +31,11 @@ def add_parsers(sub) -> None:
     s.set_defaults(func=cmd_settle)
 
 
-def add_runs(path: Path, add: dict[str, tuple[int, ...]]) -> int:
-    """settle.runs in params.yaml gains each (slug, seed) of `add`, in block style, one flow-style run a line; the
-    rest of the file is written back as it was. Returns the runs added."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
-
-    rt = YAML()
-    doc = rt.load(path.read_text(encoding="utf-8"))
-    settle = doc["settle"]
-    runs = CommentedMap()
-    for key, run in (settle.get("runs") or {}).items():
-        runs[key] = run
-    count = 0
-    for slug, seeds in add.items():
-        for seed in seeds:
-            item = CommentedMap([("slug", slug), ("seed", seed)])
-            item.fa.set_flow_style()
-            runs[f"{slug}-{seed}"] = item
-            count += 1
-    settle["runs"] = runs
-    out = io.StringIO()
-    rt.dump(doc, out)
-    write_bytes(path, out.getvalue().encode("utf-8"))
-    return count
-
-
 def cmd_settle(args: argparse.Namespace) -> None:
     from ..reporting.collect import from_files
-    from ..reporting.settling import asked_seeds, comparisons
+    from ..reporting.comparisons import comparisons
+    from ..settling.asked import asked_seeds
+    from ..settling.record import add_runs
     from .repro import cmd_repro
 
     if not Path("dvc.yaml").is_file():

@@ -284,7 +284,7 @@ class ScaleConfig:
 
 @dataclass(frozen=True)
 class SettleConfig:
-    """`settle`: more seeds only where a verdict is open (reporting/looks.py; `modern-gpt settle` runs it). `looks`
+    """`settle`: more seeds only where a verdict is open (settling/; `modern-gpt settle` runs it). `looks`
     are the seed counts at which each comparison is judged, fixed before any run: the first is seeds:'s count, the
     last the cap; fewer than two looks is off: every comparison judged once, at report.confidence, on every seed
     both its rows ran, settle.runs' included, and scale_cap unused (so `-S settle.looks=[]` alone switches it off

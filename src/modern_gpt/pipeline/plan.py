@@ -7,13 +7,10 @@ into the plan file, which no run depends on, so rewording a label retrains nothi
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
-from ..config.seeds import seed_order, sweep_looks, sweep_seed_order
 from ..config.validate import check_split_sizes
-from ..core.errors import ConfigError
 from ..records.inputs import CorpusMeta, RowConfig
-from ..records.stages import (AddedSeeds, LadderName, LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow,
+from ..records.stages import (LadderName, LadderPlan, Plan, PlannedRow, SweepPlan, SweepPlanRow,
                               SweepPlanRun)
 from ..nn.model import match_mlp
 from ..changes.builtin import declared
@@ -22,6 +19,7 @@ from ..config.hf_class import hf_name
 from .ladder import Row
 from .ladder_params import Params
 from .sizes import non_embedding
+from ..settling.order import added_seeds, looks_of
 
 
 def sweep_runs(p: Params, covered: list[Row]) -> tuple[list[SweepPlanRow], dict[str, RowConfig]]:
@@ -38,58 +36,6 @@ def sweep_runs(p: Params, covered: list[Row]) -> tuple[list[SweepPlanRow], dict[
             runs.append(SweepPlanRun(float(m), slug))
         sweep.append(SweepPlanRow(r.slug, tuple(runs)))
     return sweep, configs
-
-
-@dataclass(frozen=True)
-class Looks:
-    """How a run slug's seeds grow under settle: its base seeds, the order its looks take, and those looks (the
-    last its cap)."""
-    base: tuple[int, ...]
-    order: tuple[int, ...]
-    looks: tuple[int, ...]
-
-
-def added_seeds(p: Params, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]:
-    """settle.runs, checked against the slugs the looks judge (`looks_of`: a ladder row's, a grid run's): each run's
-    slug is one of them, and its added seeds are its seed order's next ones up to one of its looks."""
-    out = []
-    for slug, seeds in p.settle.added().items():
-        if slug not in looks_of:
-            raise ConfigError(f"settle.runs: {slug}-{seeds[0]}: {slug} is no row of a ladder planned now, nor a run "
-                              f"of its learning-rate grid ({', '.join(looks_of)}); remove its runs, or switch its "
-                              "ladder on again")
-        lk = looks_of[slug]
-        base, n = len(lk.base), len(lk.base) + len(seeds)
-        if not p.settle.on:                          # off: the runs stay, each comparison judged once on them all
-            if taken := sorted(set(seeds) & set(lk.base)):
-                raise ConfigError(f"settle.runs: {slug}-{taken[0]}: seed {taken[0]} is one of its base seeds "
-                                  f"({list(lk.base)}); remove it")
-            out.append(AddedSeeds(slug, tuple(seeds)))
-            continue
-        if n > lk.looks[-1]:
-            raise ConfigError(f"settle.runs: {slug} has {n} seeds, past its cap of {lk.looks[-1]} (settle.looks, "
-                              "settle.scale_cap); remove the runs past it")
-        if tuple(seeds) != lk.order[base:n] or n not in lk.looks:
-            raise ConfigError(f"settle.runs: {slug}'s seeds {seeds} are not the seed order's next ones up to a look "
-                              f"({list(lk.order[base:n])} would give {n}; looks {list(lk.looks)}): modern-gpt settle "
-                              "writes them")
-        out.append(AddedSeeds(slug, tuple(seeds)))
-    return tuple(out)
-
-
-def looks_of(p: Params, rows: list[Row], sized: list[Row], sweep: list[SweepPlanRow]) -> dict[str, Looks]:
-    """Each slug settle may add seeds to, and how: the ladders' rows (`rows`; a scale ladder's, `sized`, up to
-    settle.scale_cap) and the learning-rate grid's runs (from sweep.seeds, then the looks past its count)."""
-    looks = tuple(p.settle.looks) if p.settle.on else (len(p.seeds),)
-    cap = looks[-1]
-    order = seed_order(p.seeds, p.ablation.aa_seeds, cap)
-    scaled = tuple(k for k in looks if k <= (p.settle.scale_cap or cap))
-    at_sweep = sweep_looks(p.settle.looks if p.settle.on else (), len(p.sweep.seeds))
-    sweep_order = sweep_seed_order(p.sweep.seeds, p.seeds, p.ablation.aa_seeds, at_sweep[-1])
-    out = {r.slug: Looks(tuple(p.seeds), order, looks) for r in rows}
-    out |= {r.slug: Looks(tuple(p.seeds), order[:scaled[-1]], scaled) for r in sized}
-    out |= {x.slug: Looks(tuple(p.sweep.seeds), sweep_order, at_sweep) for g in sweep for x in g.runs}
-    return out
 
 
 def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:

@@ -9,8 +9,8 @@ retrains nothing.
 
 Names: in code the learning-rate grid is the sweep, as params.yaml (sweep:), its DVC stages (sweep@...) and
 reports/lr_sweep.csv name it; "learning-rate grid" is prose only. The plan's record of it is SweepPlan (Plan.sweep),
-its rows SweepPlanRow and their runs SweepPlanRun; its looks config/seeds.py's sweep_looks and sweep_seed_order
-(reporting/collect.py's sweep_design); the report's results of it are reporting/results.py's SweepCell, SweepRow and
+its rows SweepPlanRow and their runs SweepPlanRun; its looks settling/order.py's sweep_looks and sweep_seed_order
+(settling/looks.py's sweep_design); the report's results of it are reporting/results.py's SweepCell, SweepRow and
 SweepPair (reporting/sweep.py).
 """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from .cells import interval, mean_sd, millions, num, verdict
-from .looks import Look, ruled_out
+from ..settling.looks import Look, ruled_out
 from .pages import looks_paragraph
 from .results import Ladder, Results, RowResult
 from .stats import NO_EFFECT, SEEDS_NEEDED_METHOD, SPREAD_SDS, Verdict, rule

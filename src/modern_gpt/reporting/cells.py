@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from .looks import Look, look_text
+from ..settling.looks import Look, look_text
 from .stats import Comparison, Summary, Verdict, verdict_text
 
 

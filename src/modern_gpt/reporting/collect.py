@@ -9,13 +9,12 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config.seeds import seed_order, sweep_looks, sweep_seed_order
 from ..core.files import read_json
 from ..records.run_record import RunRecord
 from ..records.inputs import CorpusMeta
 from ..records.stages import Floor, LadderPlan, Plan, ServeRecord
 from .provenance import provenance
-from .looks import Design
+from ..settling.looks import Design, design, sweep_design
 from .results import Ladder, Rerun, Results, RowResult, SweepRow, ladder_results, row_result
 from .settings import Settings, report_settings
 from .sweep import sweep_cell, sweep_pairs
@@ -90,26 +89,6 @@ def collect(plan: Plan, meta: CorpusMeta, floor: Floor | None, section: Any, rec
                for i, lp in enumerate(plan.ladders)]
     return Results(ladders, s, aa=aa, loo=loo, reruns=reruns, perturbation=plan.rerun_perturbation,
                    uniform=math.log(meta.vocab_size), sizes=plan.sizes)
-
-
-def design(plan: Plan, scale: bool, confidence: float, band_sds: float) -> Design:
-    """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap); off, one look on every seed a row
-    ran (the base seeds, and those settle.runs lists), its seed order long enough for them all."""
-    if not plan.looks:
-        most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-        return Design((len(plan.seeds),), seed_order(plan.seeds, plan.aa_seeds, most), confidence, band_sds)
-    looks = plan.looks
-    if scale and plan.scale_cap is not None:
-        looks = tuple(k for k in looks if k <= plan.scale_cap)
-    return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band_sds)
-
-
-def sweep_design(plan: Plan, confidence: float, band_sds: float) -> Design:
-    """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: one look, on every seed a
-    pair's runs have, its seed order long enough for them all)."""
-    looks = sweep_looks(plan.looks, len(plan.sweep.seeds))
-    most = looks[-1] if plan.looks else len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-    return Design(looks, sweep_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band_sds)
 
 
 def collect_ladder(lp: LadderPlan, rows: list[RowResult], sweep: list[SweepRow], whole_sweep: list[SweepRow],

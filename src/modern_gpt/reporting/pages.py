@@ -17,7 +17,7 @@ from tabulate import tabulate
 from ..records.stages import LadderName
 from .cells import interval, millions, num, verdict
 from .findings import findings
-from .looks import Design
+from ..settling.looks import Design
 from .outputs import CURVES_PLOT, SCALE_PLOT, SWEEP_PLOT
 from .results import Ladder, Results, RowResult, full_look
 from .scale import csv_rows, scale_changes, scale_provenance, size_name, by_size, tables

@@ -11,7 +11,7 @@ from enum import StrEnum
 from ..config.sections import BAND_SDS, CONFIDENCE
 from ..records.run_record import RunRecord
 from ..records.stages import LadderName, ServeRecord, Size
-from .looks import Design, Look, judge_looks
+from ..settling.looks import Design, Look, judge_looks
 from .settings import Settings
 from .stats import Comparison, Summary, Verdict, compare, summarize
 

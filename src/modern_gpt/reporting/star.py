@@ -16,7 +16,7 @@ import numpy as np
 
 from ..config.sections import BAND_SDS, CONFIDENCE
 from .calibration import CHUNK, CODE, judge
-from .looks import _noise
+from ..settling.looks import _noise
 from .stats import Verdict
 
 

@@ -17,7 +17,7 @@ import math
 from typing import Sequence
 
 from ..records.run_record import RunRecord
-from .looks import Design, judge_looks
+from ..settling.looks import Design, judge_looks
 from .results import RowResult, SweepCell, SweepPair, SweepRow
 from .stats import pooled_sd, summarize
 

@@ -22,7 +22,7 @@ from ..config.sections import BAND_SDS, CONFIDENCE
 from ..records.stages import Size
 from .results import RowResult
 from .calibration import CHUNK, judge
-from .looks import Look, judge_looks
+from ..settling.looks import Look, judge_looks
 from .stats import Comparison, Verdict, compare, summarize, t_quantile
 
 

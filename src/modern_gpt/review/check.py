@@ -154,7 +154,7 @@ def run_lists(root: Path) -> dict[str, tuple[str, list[RunLine]]]:
     return out
 
 
-def change_files(root: Path, line: RunLine) -> tuple[str, ...]:
+def changes_of(root: Path, line: RunLine) -> tuple[str, ...]:
     """A run's change files: its list's column, or for runs.csv its config's (configs/<slug>.json at HEAD)."""
     return line.change_files or config_changes(root, line.run)
 
@@ -184,7 +184,7 @@ def code_problems(root: Path) -> list[str]:
 
     problems = []
     try:
-        found = {report: (path, [x for x in lines if x.code_md5 != today(change_files(root, x))])
+        found = {report: (path, [x for x in lines if x.code_md5 != today(changes_of(root, x))])
                  for report, (path, lines) in run_lists(root).items()}
     finally:
         shutil.rmtree(head, ignore_errors=True)
@@ -194,7 +194,7 @@ def code_problems(root: Path) -> list[str]:
             fix = "dvc repro" if report == files_of.MAIN else f"modern-gpt reproduce {overlay_of(report)}"
             made = ", ".join(sorted({x.code_md5 for x in stale}))
             problems.append(f"{REPORTS}/{report}: {len(stale)} of its {len(lines)} runs ({path}) were made by code "
-                            f"{made}, not what today's files give ({today(change_files(root, stale[0]))} for "
+                            f"{made}, not what today's files give ({today(changes_of(root, stale[0]))} for "
                             f"{stale[0].run} seed {stale[0].seed}): rerun them: {fix}")
     return problems
 

@@ -25,8 +25,10 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from ..config.sections import BAND_SDS, CONFIDENCE
-from .calibration import CHUNK, CODE, Rates, judge
-from .stats import NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
+from ..records.stages import Plan
+from .order import seed_order, sweep_looks, sweep_seed_order
+from ..reporting.calibration import CHUNK, CODE, Rates, judge
+from ..reporting.stats import NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
 
 CALIBRATION_TRIALS = 20_000      # per evaluation of look_level's bisection: the level is deterministic from them
 CALIBRATION_SEED = 20261205
@@ -42,7 +44,7 @@ def settles(c: Comparison) -> bool:
 class Design:
     """The looks of params.yaml's settle: (records.stages.Plan.looks), and the one-look rule they keep."""
     looks: tuple[int, ...]           # seed counts, increasing: the first is seeds:'s count, the last the cap
-    order: tuple[int, ...] = ()      # the seed order the looks take (config.seeds.seed_order), at least the cap's
+    order: tuple[int, ...] = ()      # the seed order the looks take (order.seed_order), at least the cap's
     confidence: float = CONFIDENCE         # report.confidence: what one look alone would use
     band_sds: float = BAND_SDS       # report.borderline: the band, in pooled seed sds
 
@@ -107,6 +109,26 @@ def look_text(look: Look) -> str:
         return f"{word}, open at {look.n} seeds: next look at {look.next}"
     bound = ruled_out(c)
     return f"{word}, open at the cap ({look.n} seeds)" + (f": rules out effects beyond ±{bound:.4f}" if bound is not None else "")
+
+
+def design(plan: Plan, scale: bool, confidence: float, band_sds: float) -> Design:
+    """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap); off, one look on every seed a row
+    ran (the base seeds, and those settle.runs lists), its seed order long enough for them all."""
+    if not plan.looks:
+        most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
+        return Design((len(plan.seeds),), seed_order(plan.seeds, plan.aa_seeds, most), confidence, band_sds)
+    looks = plan.looks
+    if scale and plan.scale_cap is not None:
+        looks = tuple(k for k in looks if k <= plan.scale_cap)
+    return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band_sds)
+
+
+def sweep_design(plan: Plan, confidence: float, band_sds: float) -> Design:
+    """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: one look, on every seed a
+    pair's runs have, its seed order long enough for them all)."""
+    looks = sweep_looks(plan.looks, len(plan.sweep.seeds))
+    most = looks[-1] if plan.looks else len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
+    return Design(looks, sweep_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band_sds)
 
 
 def judge_looks(row: Mapping[int, Optional[float]], ref: Mapping[int, Optional[float]], design: Design) -> Look:

@@ -1,5 +1,5 @@
-"""What `modern-gpt settle` reads from the report's results: every comparison the looks judge, where it stands, and
-the seeds the open ones ask for (reporting/looks.py; cli/settle.py writes them into params.yaml).
+"""What `modern-gpt settle` reads from the report's results: every comparison the looks judge and where it stands
+(settling/: the looks, the seeds the open ones ask for, and where they are recorded).
 
 The comparisons are the report's own: each ladder's rows against the row above and its last row against row 0
 (the main table, the second ladder, each size of the scale ladders), each catalogue row against row 0, and each change's trend across sizes while its
@@ -11,20 +11,10 @@ at the smallest and the largest size).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .looks import Look
+from ..settling.asked import Asked
 from .results import Results, full_look
 from .scale import scale_changes, size_name, by_size
 from .transfer import Transfer
-
-
-@dataclass(frozen=True)
-class Asked:
-    """One comparison under the looks: what it is, where it stands, and the rows it reads."""
-    what: str                        # 'main: + no bias', 'scale xs: + QK-norm', 'transfer: + GQA (kv=2)'
-    look: Look
-    slugs: tuple[str, ...]           # the run slugs it reads: ladder rows, or a grid pair's best-rate runs
 
 
 def comparisons(results: Results) -> list[Asked]:
@@ -54,18 +44,3 @@ def comparisons(results: Results) -> list[Asked]:
             out.append(Asked(f"transfer {size_name(ends[0][0])} → {size_name(ends[-1][0])}: {c.label}",
                              c.trend_look, slugs))
     return out
-
-
-def asked_seeds(found: list[Asked], has: dict[str, int]) -> dict[str, tuple[int, ...]]:
-    """slug → the seeds to add to it: each open comparison with a next look asks for the seed order's next seeds
-    up to that look for each row it reads (`has`: each row's seed count now); a row asked by two comparisons gets the
-    larger count."""
-    want: dict[str, int] = {}
-    order: dict[str, tuple[int, ...]] = {}
-    for a in found:
-        if a.look.settled or a.look.next is None:
-            continue
-        for slug in a.slugs:
-            if a.look.next > max(want.get(slug, 0), has[slug]):
-                want[slug], order[slug] = a.look.next, a.look.design.order
-    return {slug: tuple(order[slug][has[slug]:n]) for slug, n in want.items()}
