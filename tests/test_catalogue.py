@@ -18,7 +18,7 @@ from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, SplitSize
 from modern_gpt.records.stages import LadderName
 from modern_gpt.reporting.catalogue import here
-from modern_gpt.settling.looks import Design, judge_looks, look_level, simulate_looks
+from modern_gpt.settling.looks import Design, judge_looks, simulate_looks
 from modern_gpt.reporting.results import Ladder, ladder_results
 from modern_gpt.reporting.comparisons import comparisons
 from modern_gpt.settling.asked import asked_seeds
@@ -128,7 +128,7 @@ def test_a_star_comparison_errs_as_a_lone_comparison_and_the_family_errs_more():
     """Each comparison of a star shares row 0's seeds with the others; its verdicts' rates are a lone pair's (within
     the simulations' error), while some comparison of several without an effect is called a change more often."""
     looks, trials = (5, 8, 12, 20), 4000
-    level = look_level(looks)
+    level = Design(looks, (), 0.95, 0.4).level                     # the committed table's
     effects = [0.0, 0.0, 0.0, 0.5, SPREAD_SDS, 0.0]
     s = simulate_star(effects, looks, trials, 7, pair_correlation=0.5, confidence=level)
     for k, effect in enumerate(effects):

@@ -15,7 +15,7 @@ from fakes import default, plan_files, refused
 
 from modern_gpt.settling.order import seed_order, sweep_looks, sweep_seed_order
 from modern_gpt.pipeline.ladder_params import check_all
-from modern_gpt.settling.looks import (Design, judge_looks, look_level, look_text, miscall, settles,
+from modern_gpt.settling.looks import (CALIBRATION_TRIALS, LEVELS, Design, judge_looks, look_level, look_text, miscall, settles,
                                         simulate_looks)
 from modern_gpt.settling.asked import Asked, asked_seeds
 from modern_gpt.reporting.stats import SPREAD_SDS, Verdict
@@ -120,7 +120,7 @@ def test_the_calibration_rerun_small_keeps_the_one_look_error_and_the_other_targ
     """The simulation of the whole procedure, small: at 95% at every look, an effect as large as the spread is
     called no effect more often than one look calls it; at the calibrated level no more often (within the
     simulation's noise); A/A changes stay under 1% and a 3-sigma effect is found at least 88% of the time."""
-    level = look_level(LOOKS)
+    level = Design(LOOKS, (), 0.95, 0.4).level                       # the committed table's (LEVELS)
     assert 0.95 < level < 0.9995 and level == round(level, 3)
     for rho in (0.0, 0.5):
         one = miscall(LOOKS[:1], 0.95, 0.4, rho, trials=8000)
@@ -170,6 +170,16 @@ def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_res
     done = ran(sh([*DVC, "repro"], clone, env=env).stdout)
     assert not {s for s in done if s.startswith(("run@", "settle@", "aa@", "loo@"))}
     assert status(clone) == set()
+
+
+@pytest.mark.slow
+def test_each_committed_level_is_what_simulating_its_design_gives():
+    """LEVELS, the level each design of the committed params uses, simulated again (look_level, uncached): the
+    report reads the table, so this is what keeps it honest. About 3 minutes here."""
+    assert {looks for looks, *_ in LEVELS} >= {tuple(LOOKS), tuple(LOOKS[:3]), (3, *LOOKS[1:])}
+    for (looks, confidence, band_sds, trials), level in LEVELS.items():
+        assert trials == CALIBRATION_TRIALS
+        assert look_level.__wrapped__(looks, confidence, band_sds) == level, looks
 
 
 def settle_tables(trials: int = 10_000) -> str:

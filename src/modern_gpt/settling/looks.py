@@ -33,6 +33,14 @@ from ..reporting.stats import NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compar
 CALIBRATION_TRIALS = 20_000      # per evaluation of look_level's bisection: the level is deterministic from them
 CALIBRATION_SEED = 20261205
 CALIBRATION_CORRELATIONS = (0.0, 0.5)   # seed correlations the level must hold at (the larger level is taken)
+# Each design's level, computed once by look_level's simulation and committed: (looks, confidence, band_sds,
+# trials) → the level. The designs of the committed params: a report reads its level here, and simulates only a
+# design this lacks (tests/test_settle.py simulates each entry again: slow, about 3 minutes here).
+LEVELS = {
+    ((5, 8, 12, 20), 0.95, 0.4, CALIBRATION_TRIALS): 0.992,      # settle.looks: the main and second ladders, the star
+    ((5, 8, 12), 0.95, 0.4, CALIBRATION_TRIALS): 0.987,          # up to settle.scale_cap: the scale ladders
+    ((3, 5, 8, 12, 20), 0.95, 0.4, CALIBRATION_TRIALS): 0.999,   # sweep.seeds' 3, then settle.looks: the grid
+}
 
 
 def settles(c: Comparison) -> bool:
@@ -58,8 +66,12 @@ class Design:
 
     @property
     def level(self) -> float:
-        """The interval level at every look: report.confidence with one look, else look_level's."""
-        return look_level(self.looks, self.confidence, self.band_sds) if self.on else self.confidence
+        """The interval level at every look: report.confidence with one look, else the committed table's (LEVELS),
+        else look_level's simulation."""
+        if not self.on:
+            return self.confidence
+        committed = LEVELS.get((self.looks, self.confidence, self.band_sds, CALIBRATION_TRIALS))
+        return committed if committed is not None else look_level(self.looks, self.confidence, self.band_sds)
 
     def after(self, n: int) -> Optional[int]:
         """The next look after n seeds (None: n is at or past the cap)."""
