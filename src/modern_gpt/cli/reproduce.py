@@ -4,8 +4,9 @@
 Each report's settings are reports/overlays/<report>.yaml (support/overlays.py): the command applies the named
 ones to params.yaml, runs the pipeline as `modern-gpt repro` does (or `modern-gpt settle`, with --settle), and puts
 the committed params.yaml, dvc.lock, configs/ and every other report back, keeping only the named reports' files as
-the pipeline wrote them: `git status` then says whether each is what its runs give. With --settle (one report), the
-runs settle adds go into that report's overlay. With --remote, DVC's run-cache is pulled from that remote first, and
+the pipeline wrote them: `git status` then says whether each is what its runs give. Stopped or failed, it leaves
+params.yaml, dvc.lock and configs/ as the pipeline had them, so the same command goes on there at once (DVC finds
+every finished run recorded). With --settle (one report), the runs settle adds go into that report's overlay. With --remote, DVC's run-cache is pulled from that remote first, and
 pushed to it every few minutes while runs train and at the end: killed, the same command on a fresh clone with the
 same remote goes on from there, training none of the finished runs again.
 """
@@ -103,17 +104,21 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
     if args.settle and len(chosen) != 1:
         raise ConfigError(f"--settle: name one report, whose overlay gains the runs settle adds (got "
                           f"{', '.join(chosen)}); allowed: {', '.join(known)}")
+    layers = [overlays.read(name) for name in chosen]
+    committed = git("show", "HEAD:params.yaml")
+    before = parse_yaml(committed, "params.yaml")
+    applied = overlays.apply(committed, layers)
+    again = Path("params.yaml").read_text(encoding="utf-8") == applied and not args.settle   # an interrupted run
+    mine = set().union(*(files_of(n) for n in chosen))
     changed = [line[3:] for line in git("status", "--porcelain", "--", *COMMITTED, "reports").splitlines()
-               if not line[3:].startswith(f"{overlays.FOLDER}/")]
+               if not line[3:].startswith(f"{overlays.FOLDER}/")
+               and not (again and line[3:].split("/")[0] in (*COMMITTED, "reports"))]
     if changed:
         raise DataError(f"{changed[0]}: changed since HEAD; reproduce applies its overlays to the committed params "
                         "and puts them, and the other reports, back after: commit or stash first")
-    layers = [overlays.read(name) for name in chosen]
-    text = Path("params.yaml").read_text(encoding="utf-8")
-    before = parse_yaml(text, "params.yaml")
-    Path("params.yaml").write_text(overlays.apply(text, layers), encoding="utf-8")
-    print(f"reproduce: params.yaml with {', '.join(f'{overlays.FOLDER}/{n}.yaml' for n in chosen)} on top",
-          flush=True)
+    Path("params.yaml").write_text(applied, encoding="utf-8")
+    print(f"reproduce: params.yaml with {', '.join(f'{overlays.FOLDER}/{n}.yaml' for n in chosen)} on top"
+          + (" (already: going on from an interrupted run)" if again else ""), flush=True)
     try:
         if args.remote:
             dvc("pull", "--run-cache", "-r", args.remote, check=False)
@@ -125,10 +130,13 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
             if new := overlays.added_runs(before, after):
                 overlays.with_runs(chosen[0], new)
                 print(f"reproduce: {overlays.FOLDER}/{chosen[0]}.yaml gains {len(new)} settled runs", flush=True)
-    finally:
-        restore(set().union(*(files_of(n) for n in chosen)))
-    status = git("status", "--porcelain", "--untracked-files=all", "--",
-                 *sorted(set().union(*(files_of(n) for n in chosen)))).splitlines()
+    except BaseException:                         # interrupted or failed: the overlays and the finished runs stay
+        print("reproduce: stopped; params.yaml, dvc.lock and configs/ keep the overlays and every finished run, so "
+              "the same command goes on from here, training none of them again (`git checkout params.yaml "
+              "dvc.lock configs && git clean -f configs` puts them back)", flush=True)
+        raise
+    restore(mine)
+    status = git("status", "--porcelain", "--untracked-files=all", "--", *sorted(mine)).splitlines()
     for name in chosen:
         new = [line[3:] for line in status if line[3:] in files_of(name) and line.startswith("??")]
         differ = [line[3:] for line in status if line[3:] in files_of(name) and not line.startswith("??")]
