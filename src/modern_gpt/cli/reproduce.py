@@ -6,9 +6,9 @@ ones to params.yaml, runs the pipeline as `modern-gpt repro` does (or `modern-gp
 the committed params.yaml, dvc.lock, configs/ and every other report back, keeping only the named reports' files as
 the pipeline wrote them: `git status` then says whether each is what its runs give. Stopped or failed, it leaves
 params.yaml, dvc.lock and configs/ as the pipeline had them, so the same command goes on there at once (DVC finds
-every finished run recorded). With --settle (one report), the runs settle adds go into that report's overlay. With --remote, DVC's run-cache is pulled from that remote first, and
-pushed to it every few minutes while runs train and at the end: killed, the same command on a fresh clone with the
-same remote goes on from there, training none of the finished runs again.
+every finished run recorded). With --settle (one report), the runs settle adds go into that report's overlay. With
+--remote, DVC's run-cache is pulled from that remote first, and pushed to it every few minutes while runs train
+and at the end: on a fresh clone with the same remote the same command restores the finished runs from it.
 """
 
 from __future__ import annotations
