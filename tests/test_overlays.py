@@ -8,7 +8,7 @@ import pytest
 from fakes import default, plan_files
 from modern_gpt.cli.support import overlays
 from modern_gpt.config.params import parse_yaml
-from modern_gpt.core.errors import ConfigError
+from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.reporting import outputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,9 +27,9 @@ def test_an_overlay_merges_mappings_replaces_the_rest_keeps_the_comments_and_an_
     text = overlays.apply(PARAMS, [{"beyond": {"ladder": ["mlp"]}, "settle": {"runs": {"mlp-5": {"slug": "mlp",
                                                                                                   "seed": 5}}}},
                                    {"settle": {"runs": None, "looks": [5, 8, 12]}}])
+    runs = {"bias-5": {"slug": "bias", "seed": 5}, "mlp-5": {"slug": "mlp", "seed": 5}}
     assert parse_yaml(text, "params") == {"beyond": {"ladder": ["mlp"], "model": {"mlp": "relu2"}},
-                                          "settle": {"looks": [5, 8, 12], "runs": {"bias-5": {"slug": "bias", "seed": 5},
-                                                                                   "mlp-5": {"slug": "mlp", "seed": 5}}}}
+                                          "settle": {"looks": [5, 8, 12], "runs": runs}}
     assert "# a comment kept" in text and "  ladder: [mlp]" in text and "    mlp-5: {slug: mlp, seed: 5}" in text
     after = parse_yaml(text, "params")
     assert overlays.added_runs(parse_yaml(PARAMS, "params"), after) == {"mlp-5": {"slug": "mlp", "seed": 5}}
@@ -57,3 +57,47 @@ def test_each_committed_overlay_plans_on_the_committed_params_and_names_a_report
     for run in layer["settle"]["runs"].values():
         assert run["seed"] in added[run["slug"]]
     assert default()["settle"]["runs"].keys() <= parse_yaml(text, "params")["settle"]["runs"].keys()
+
+
+def test_reproduce_stopped_keeps_the_overlays_and_the_same_command_goes_on_then_puts_everything_back(tmp_path,
+                                                                                                     monkeypatch,
+                                                                                                     capsys):
+    """Stopped (here: the pipeline interrupted), reproduce leaves params.yaml with the overlays on and says how to
+    go on; the same command then takes that as an interrupted run (not a changed params.yaml), runs the pipeline and
+    puts params.yaml, dvc.lock and configs/ back, keeping the report it made. The pipeline is a stand-in here."""
+    import argparse
+    import subprocess
+    from modern_gpt.cli import repro, reproduce
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    files = {"dvc.yaml": "stages: {}\n", "dvc.lock": "schema: '2.0'\n", "configs/plan.json": "{}\n",
+             "params.yaml": "beyond:\n  ladder: []   # off\n", "reports/ablation.md": "x\n",
+             "reports/overlays/beyond.yaml": "beyond:\n  ladder: [mlp]\n"}
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "c"]):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True,
+                       env={**env, "PATH": "/usr/bin:/bin"})
+    monkeypatch.chdir(tmp_path)
+
+    def stopped(_):
+        (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages: {run: {}}\n")     # a finished run recorded
+        raise KeyboardInterrupt
+    args = argparse.Namespace(reports=["beyond"], jobs="1", settle=False, remote=None)
+    monkeypatch.setattr(repro, "cmd_repro", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce.cmd_reproduce(args)
+    assert "  ladder: [mlp]" in (tmp_path / "params.yaml").read_text() and "run" in (tmp_path / "dvc.lock").read_text()
+    assert "the same command goes on from here" in capsys.readouterr().out
+
+    def finished(_):
+        (tmp_path / "reports" / "beyond.md").write_text("the report\n")
+    monkeypatch.setattr(repro, "cmd_repro", finished)
+    reproduce.cmd_reproduce(args)
+    out = capsys.readouterr().out
+    assert "(already: going on from an interrupted run)" in out and "reproduce: beyond: new" in out
+    assert (tmp_path / "params.yaml").read_text() == files["params.yaml"]
+    assert (tmp_path / "dvc.lock").read_text() == files["dvc.lock"]
+    (tmp_path / "params.yaml").write_text(files["params.yaml"] + "# edited\n")
+    with pytest.raises(DataError, match="params.yaml: changed since HEAD"):
+        reproduce.cmd_reproduce(args)
