@@ -9,6 +9,7 @@ import statistics
 import pytest
 from pathlib import Path
 
+from fakes import ROOT
 from md_tables import cells
 from modern_gpt.core.errors import DataError
 from modern_gpt.reporting.runs_csv import FIELDS, REPORT_FIELDS, RunLine, from_csv, to_csv
@@ -350,3 +351,19 @@ def test_the_check_reads_an_off_by_default_reports_table_against_its_runs_and_it
         f"reports/beyond.md: row 1 (beyond_mlp) val is '0.9000 ± 0.0010', its runs in reports/beyond_runs.csv give "
         f"{mean_sd(rows[1].val)!r}"]
     assert edited(tmp_path, outs)[0].startswith("reports/beyond.md: md5 ")
+    catalogue = ("|    | change | params | val loss | seeds | Δ val vs row 0 | verdict |\n|:--|:--|:--|:--|:--|:--|:--|\n"
+                 + "".join(f"| {i} | {r.label} | {r.params / 1e6:.3f}M | {mean_sd(r.val)} | {r.val.n} | | |\n"
+                           for i, r in enumerate(rows)))
+    (tmp_path / "reports" / "catalogue.md").write_text("# The catalogue\n\n" + catalogue)       # its own headers
+    (tmp_path / "reports" / "catalogue_runs.csv").write_bytes(to_csv(runs, REPORT_FIELDS))
+    assert [p for p in ladder_disagreements(tmp_path) if "catalogue" in p] == []
+    (tmp_path / "reports" / "catalogue.md").write_text(catalogue.replace(f"| {rows[0].val.n} |", "| 99 |", 1))
+    assert [p for p in ladder_disagreements(tmp_path) if "catalogue" in p] == [
+        f"reports/catalogue.md: row 0 (qk_norm) seeds is '99', its runs in reports/catalogue_runs.csv give "
+        f"'{rows[0].val.n}'"]
+
+
+def test_the_committed_off_by_default_tables_agree_with_their_run_lists():
+    """The check on the repository's own beyond.md and catalogue.md and their run lists (both committed)."""
+    from modern_gpt.review.check import ladder_disagreements
+    assert ladder_disagreements(ROOT) == []

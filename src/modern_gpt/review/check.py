@@ -203,12 +203,17 @@ def overlay_of(report: str) -> str:
     return next(name for name, files in files_of.OVERLAY_FILES.items() if files[0] == report)
 
 
+# the catalogue's table names three of the ladder tables' columns its own way
+SAME_COLUMN = {"": "#", "change": "variant", "val loss": "val"}
+
+
 def markdown_rows(text: str) -> list[dict[str, str]]:
-    """The rows of a report's first table with a variant, val and bpc column, by header."""
+    """The rows of a report's first table with a variant, val and seeds column, by header (the catalogue's
+    change, val loss and unnamed number column read as variant, val and #)."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        head = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and {"variant", "val", "bpc"} <= set(head):
+        head = [SAME_COLUMN.get(c, c) for c in (c.strip() for c in line.strip().strip("|").split("|"))]
+        if line.startswith("|") and {"variant", "val", "seeds"} <= set(head):
             rows = []
             for body in lines[i + 2:]:
                 if not body.startswith("|"):
