@@ -326,14 +326,13 @@ def test_the_check_names_the_report_whose_run_another_code_made_the_main_one_and
     assert code_problems(tmp_path)[0].endswith("rerun them: dvc repro")
 
 
-def test_the_check_reads_an_off_by_default_reports_table_against_its_runs_and_its_bytes_against_the_lock(tmp_path):
+def test_the_check_reads_an_off_by_default_reports_table_against_its_runs(tmp_path):
     """beyond.md's rows (params, train, val, seeds, bpc) recomputed from reports/beyond_runs.csv by the report's own
-    functions; an edited cell is one line naming the report, the row and the column. Its bytes: dvc.lock's md5 (the
-    report stage's persisted output), so any edit fails there too."""
+    functions; an edited cell is one line naming the report, the row and the column (the off-by-default reports
+    are not the report stage's outputs, so dvc.lock has no md5 of them: their runs are what vouches)."""
     from modern_gpt.reporting.cells import mean_sd, num
     from modern_gpt.reporting.results import row_result
-    from modern_gpt.reporting.runs_csv import file_md5
-    from modern_gpt.review.check import edited, ladder_disagreements
+    from modern_gpt.review.check import ladder_disagreements
     runs = seeds_of("qk_norm", 0.95) + seeds_of("beyond_mlp", 0.94, rng_seed=3, family="beyond")
     rows = [row_result(slug, slug, [x for x in runs if x.run == slug]) for slug in ("qk_norm", "beyond_mlp")]
     head = "| # | variant | params | train | val | seeds | bpc | verdict |\n|--:|:--|--:|--:|--:|--:|--:|:--|\n"
@@ -343,14 +342,11 @@ def test_the_check_reads_an_off_by_default_reports_table_against_its_runs_and_it
     (tmp_path / "reports" / "beyond.md").write_text("# The second ladder\n\n" + head + body)
     (tmp_path / "reports" / "beyond_runs.csv").write_bytes(to_csv(runs, REPORT_FIELDS))
     assert ladder_disagreements(tmp_path) == []
-    outs = [("report", "reports/beyond.md", file_md5(tmp_path / "reports" / "beyond.md"))]
-    assert edited(tmp_path, outs) == []
     page = tmp_path / "reports" / "beyond.md"
     page.write_text(page.read_text().replace(mean_sd(rows[1].val), "0.9000 ± 0.0010"))
     assert ladder_disagreements(tmp_path) == [
         f"reports/beyond.md: row 1 (beyond_mlp) val is '0.9000 ± 0.0010', its runs in reports/beyond_runs.csv give "
         f"{mean_sd(rows[1].val)!r}"]
-    assert edited(tmp_path, outs)[0].startswith("reports/beyond.md: md5 ")
     catalogue = ("|    | change | params | val loss | seeds | Δ val vs row 0 | verdict |\n|:--|:--|:--|:--|:--|:--|:--|\n"
                  + "".join(f"| {i} | {r.label} | {r.params / 1e6:.3f}M | {mean_sd(r.val)} | {r.val.n} | | |\n"
                            for i, r in enumerate(rows)))
@@ -364,6 +360,44 @@ def test_the_check_reads_an_off_by_default_reports_table_against_its_runs_and_it
 
 
 def test_the_committed_off_by_default_tables_agree_with_their_run_lists():
-    """The check on the repository's own beyond.md and catalogue.md and their run lists (both committed)."""
-    from modern_gpt.review.check import ladder_disagreements
+    """The check on the repository's own beyond.md, catalogue.md and scale.md (and scale.csv) and their run lists
+    (all committed), scale's comparisons judged again at the looks params.yaml and its overlay give."""
+    from modern_gpt.review.check import ladder_disagreements, scale_disagreements
     assert ladder_disagreements(ROOT) == []
+    assert scale_disagreements(ROOT) == []
+
+
+def test_the_check_judges_scale_again_from_its_runs_and_names_an_edited_cell(tmp_path):
+    """scale.md's Δ val and verdict cells and scale.csv's d_val and verdict, each change at each size judged again
+    from reports/scale_runs.csv: a cell edited by hand, or a run's loss, is one line naming the file, the change
+    and the size (on a copy of the committed scale report, its params and overlay)."""
+    from modern_gpt.review.check import scale_disagreements
+    for name in ("params.yaml", "reports/scale.md", "reports/scale.csv", "reports/scale_runs.csv",
+                 "reports/overlays/scale.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    assert scale_disagreements(tmp_path) == []
+    table = {(r["row"], r["size"]): r for r in csv.DictReader((tmp_path / "reports/scale.csv").open())}
+    rope = table[("pos", "l")]
+    page = tmp_path / "reports/scale.md"
+    lines = page.read_text().splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines)
+              if x.startswith("| + RoPE ") and cells(x)[1] == f"{float(rope['d_val']):+.4f}")
+    shown = cells(lines[at])
+    lines[at] = lines[at].replace(f" {shown[1]} |", f" {float(rope['d_val']) + 0.01:+.4f} |", 1)
+    page.write_text("".join(lines))
+    assert scale_disagreements(tmp_path) == [
+        f"reports/scale.md: + RoPE at size l: Δ val is '{float(rope['d_val']) + 0.01:+.4f}', its runs in "
+        f"reports/scale_runs.csv give '{shown[1]}'"]
+    page.write_bytes((ROOT / "reports/scale.md").read_bytes())
+    runs = list(csv.DictReader((tmp_path / "reports/scale_runs.csv").open()))
+    first = next(r for r in runs if r["run"] == "scale_l_pos")
+    first["val_loss"] = str(float(first["val_loss"]) + 0.05)          # one run's loss, as if retrained elsewhere
+    with (tmp_path / "reports/scale_runs.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(runs[0]))
+        writer.writeheader()
+        writer.writerows(runs)
+    found = scale_disagreements(tmp_path)
+    assert found and all(("pos at size l" in p or "+ RoPE at size l" in p or "mlp at size l" in p
+                          or "+ SwiGLU at size l" in p) for p in found)
+    assert any(p.startswith("reports/scale.csv: pos at size l: d_val is ") for p in found)

@@ -18,7 +18,12 @@ from .transfer import ChangeAcrossSizes, Transfer, changes
 
 def size_name(size: Size) -> str:
     """A size as the pages print it: its scale.sizes name, or "model:" for the default size (name None)."""
-    return "model:" if size.name is None else size.name
+    return name_of(size.name)
+
+
+def name_of(name: str | None) -> str:
+    """size_name() from the name alone (a run list's size column)."""
+    return "model:" if name is None else name
 
 
 def shape(size: Size) -> str:

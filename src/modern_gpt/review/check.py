@@ -1,20 +1,21 @@
 """`modern-gpt review --check`: are the committed reports what the committed lock and runs give?
 
 Four checks, none of which needs DVC's cache or a remote (a fresh clone has neither):
-- each committed output of a stage has the md5 dvc.lock records for it (a number edited by hand fails), the
-  off-by-default reports and their run lists included (the report stage's outputs whether their ladder is on or
-  not: off, it leaves them as they are and DVC records them as they are);
+- each committed output of a stage has the md5 dvc.lock records for it (a number edited by hand fails);
 - no stage's code, params or data changed since dvc.lock (`dvc status`: outputs missing from a clone are fine);
 - every run of every committed report was made by today's code: its code_md5 is the one the run's code files give
   at HEAD (dvc.yaml's run dependencies, and its config's change files);
-- each report's table is what its runs give: the main table (ablation.csv) from reports/runs.csv, and each
+- each report's table is what its runs give: the main table (ablation.csv) from reports/runs.csv, each
   off-by-default ladder's (beyond.md, catalogue.md) from its own run list, each row's train, val, seeds and bpc
-  recomputed by the report's own functions.
+  recomputed by the report's own functions, and scale.md's and scale.csv's Δ val and verdicts judged again from
+  scale_runs.csv. The off-by-default reports are not the report stage's outputs (it writes them only while their
+  overlay is on), so their run lists, not dvc.lock, are what vouches for them, whether or not their stages are on.
 """
 
 from __future__ import annotations
 
 import functools
+from collections import Counter
 import json
 import os
 import shutil
@@ -24,13 +25,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..config.params import parse_yaml
+from ..config.sections import PARSERS
 from ..core.stage import code_md5
 from ..reporting import outputs as files_of
-from ..reporting.cells import mean_sd, num
+from ..reporting.cells import mean_sd, num, verdict
 from ..reporting.outputs import CSV_FLOAT
 from ..reporting.results import row_result
 from ..reporting.runs_csv import RUNS as RUNS_FILE, RunLine, file_md5, from_csv
+from ..reporting.scale import name_of
 from ..reporting.table import csv_row
+from ..settling.looks import Design, judge_looks, ladder_design
 from .sides import REPORTS, RUNS, TABLE, load_yaml, read_table
 
 
@@ -247,6 +252,82 @@ def ladder_disagreements(root: Path) -> list[str]:
     return problems
 
 
+def scale_design(root: Path, size: str | None) -> Design:
+    """The looks that judged scale.md's comparisons at a size, as the plan makes them (settling.looks.design) from
+    params.yaml with reports/overlays/scale.yaml's settle.runs on top: the default size's rows are the main
+    ladder's (no scale_cap), every other size's stop at settle.scale_cap."""
+    raw = parse_yaml((root / "params.yaml").read_text(encoding="utf-8"), "params.yaml")
+    overlay = root / REPORTS / files_of.OVERLAYS / "scale.yaml"
+    more = parse_yaml(overlay.read_text(encoding="utf-8"), overlay) if overlay.is_file() else {}
+    settle_raw = dict(raw.get("settle") or {})
+    settle_raw["runs"] = {**(settle_raw.get("runs") or {}), **(((more or {}).get("settle") or {}).get("runs") or {})}
+    settle = PARSERS["settle"](settle_raw, "settle")
+    seeds = PARSERS["seeds"](raw.get("seeds"), "seeds")
+    aa_seeds = PARSERS["ablation"](raw.get("ablation"), "ablation").aa_seeds
+    report = PARSERS["report"](raw.get("report"), "report")
+    most = len(seeds) + max(Counter(r["slug"] for r in settle.runs.values()).values(), default=0)
+    return ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, most, report.confidence,
+                         report.borderline, None if size is None else settle.scale_cap)
+
+
+def size_tables(text: str) -> dict[str, dict[str, dict[str, str]]]:
+    """scale.md's table per size: {size name: {change: {column: cell}}}, the Δ val column read as 'Δ val'."""
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        head = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not (line.startswith("|") and len(head) > 1 and head[1].endswith(" Δ val")):
+            continue
+        rows = out.setdefault(head[1].split()[0], {})
+        for body in lines[i + 2:]:
+            if not body.startswith("|"):
+                break
+            cells = dict(zip(["change", "Δ val", *head[2:]], (c.strip() for c in body.strip().strip("|").split("|"))))
+            rows[cells["change"]] = cells
+    return out
+
+
+def scale_disagreements(root: Path) -> list[str]:
+    """scale.md and scale.csv against scale_runs.csv: each change at each size judged again from its runs (row k
+    against row k-1 of that size, paired by seed at the looks that judged it, settling.looks.judge_looks), its Δ val
+    and verdict in the CSV and the page's Δ val and verdict cells. Its r (the excess over the corpus floor) needs the
+    generated corpus's floor, which a clone lacks: the page's floor line states it, and r is not recomputed."""
+    lists = run_lists(root)
+    if files_of.SCALE not in lists:
+        return []
+    path, lines = lists[files_of.SCALE]
+    page, table = root / REPORTS / files_of.SCALE, root / REPORTS / files_of.SCALE_TABLE
+    if not table.is_file():
+        return [f"{REPORTS}/{files_of.SCALE_TABLE}: missing beside {REPORTS}/{files_of.SCALE}"]
+    by_size: dict[str | None, dict[str, dict[int, float | None]]] = {}
+    for x in lines:
+        by_size.setdefault(x.size, {}).setdefault(x.row, {})[x.seed] = x.val_loss
+    csv_rows = {(r["row"], r["size"]): r for r in read_table(table.read_text(encoding="utf-8"))}
+    pages = size_tables(page.read_text(encoding="utf-8"))
+    problems = []
+    for size, rows in by_size.items():
+        name, design = name_of(size), scale_design(root, size)
+        slugs = list(rows)
+        for ref, slug in zip(slugs, slugs[1:]):
+            look = judge_looks(rows[slug], rows[ref], design)
+            c = look.comparison
+            row = csv_rows.get((slug, name))
+            if row is None:
+                problems.append(f"{REPORTS}/{files_of.SCALE_TABLE}: no row {slug} at size {name}, which {path} ran")
+                continue
+            expected = {"d_val": cell(c.effect), "verdict": c.verdict.value}
+            problems += [f"{REPORTS}/{files_of.SCALE_TABLE}: {slug} at size {name}: {k} is {row[k]!r}, its runs in "
+                         f"{path} give {v!r}" for k, v in expected.items() if row[k] != v]
+            shown = pages.get(name, {}).get(row["variant"])
+            expected = {"Δ val": num(c.effect, sign=True), "verdict": verdict(c, look)}
+            if shown is None:
+                problems.append(f"{REPORTS}/{files_of.SCALE}: no {row['variant']} in the table of size {name}")
+                continue
+            problems += [f"{REPORTS}/{files_of.SCALE}: {row['variant']} at size {name}: {k} is {shown.get(k)!r}, "
+                         f"its runs in {path} give {v!r}" for k, v in expected.items() if shown.get(k) != v]
+    return problems
+
+
 def check(root: Path) -> tuple[list[str], str]:
     """(problems, what was checked): one line per problem; none when the reports are honest."""
     lock = load_yaml((root / "dvc.lock").read_text(encoding="utf-8")) if (root / "dvc.lock").is_file() else {}
@@ -259,6 +340,7 @@ def check(root: Path) -> tuple[list[str], str]:
     problems += table_disagreements(root)
     problems += code_problems(root)
     problems += ladder_disagreements(root)
+    problems += scale_disagreements(root)
     stages = len(lock.get("stages", {}))
     reports = ", ".join(run_lists(root))
     return problems, (f"{len(outs)} committed outputs' md5, {stages} stages, each run's code ({reports}), the "

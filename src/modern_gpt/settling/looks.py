@@ -126,13 +126,19 @@ def look_text(look: Look) -> str:
 def design(plan: Plan, scale: bool, confidence: float, band_sds: float) -> Design:
     """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap); off, one look on every seed a row
     ran (the base seeds, and those settle.runs lists), its seed order long enough for them all."""
-    if not plan.looks:
-        most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-        return Design((len(plan.seeds),), seed_order(plan.seeds, plan.aa_seeds, most), confidence, band_sds)
-    looks = plan.looks
-    if scale and plan.scale_cap is not None:
-        looks = tuple(k for k in looks if k <= plan.scale_cap)
-    return Design(tuple(looks), seed_order(plan.seeds, plan.aa_seeds, looks[-1]), confidence, band_sds)
+    most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
+    return ladder_design(plan.looks, plan.seeds, plan.aa_seeds, most, confidence, band_sds,
+                         plan.scale_cap if scale else None)
+
+
+def ladder_design(looks: Sequence[int], seeds: Sequence[int], aa_seeds: Sequence[int], most: int, confidence: float,
+                  band_sds: float, cap: Optional[int] = None) -> Design:
+    """design() from the plan's pieces (review --check builds them from params.yaml): `looks` empty is off, one look
+    on up to `most` seeds (seeds: and the most settle.runs gave one slug); `cap` a scale ladder's last look."""
+    if not looks:
+        return Design((len(seeds),), seed_order(seeds, aa_seeds, most), confidence, band_sds)
+    looks = tuple(k for k in looks if cap is None or k <= cap)
+    return Design(looks, seed_order(seeds, aa_seeds, looks[-1]), confidence, band_sds)
 
 
 def sweep_design(plan: Plan, confidence: float, band_sds: float) -> Design:

@@ -18,7 +18,7 @@ from ...core.errors import ConfigError
 from ...config.params import parse_yaml, sections
 from ...reporting import outputs
 
-FOLDER = Path("reports/overlays")           # one file per off-by-default report: <report>.yaml
+FOLDER = Path("reports", outputs.OVERLAYS)   # one file per off-by-default report: <report>.yaml
 FILES = outputs.OVERLAY_FILES               # what each overlay makes, under reports/
 
 
