@@ -102,20 +102,8 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
     if args.settle and len(chosen) != 1:
         raise ConfigError(f"--settle: name one report, whose overlay gains the runs settle adds (got "
                           f"{', '.join(chosen)}); allowed: {', '.join(known)}")
-    committed = git("show", "HEAD:params.yaml")
-    before = parse_yaml(committed, "params.yaml")
-    applied = overlays.apply(committed, layers)
-    again = Path("params.yaml").read_text(encoding="utf-8") == applied and not args.settle   # an interrupted run
+    before = apply_overlays(chosen, layers, args.settle)
     mine = set().union(*(files_of(n) for n in chosen))
-    changed = [line[3:] for line in git("status", "--porcelain", "--", *COMMITTED, "reports").splitlines()
-               if not line[3:].startswith(f"{overlays.FOLDER}/")
-               and not (again and line[3:].split("/")[0] in (*COMMITTED, "reports"))]
-    if changed:
-        raise DataError(f"{changed[0]}: changed since HEAD; reproduce applies its overlays to the committed params "
-                        "and puts them, and the other reports, back after: commit or stash first")
-    Path("params.yaml").write_text(applied, encoding="utf-8")
-    print(f"reproduce: params.yaml with {', '.join(f'{overlays.FOLDER}/{n}.yaml' for n in chosen)} on top"
-          + (" (already: going on from an interrupted run)" if again else ""), flush=True)
     try:
         if args.remote:
             dvc("pull", "--run-cache", "-r", args.remote, check=False)
@@ -133,6 +121,29 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
               "dvc.lock configs && git clean -f configs` puts them back)", flush=True)
         raise
     restore(mine)
+    say_how_each_came_out(chosen, mine)
+
+
+def apply_overlays(chosen: list[str], layers: list[dict], settle: bool) -> dict:
+    """params.yaml becomes HEAD's with the chosen overlays on top (already so: an interrupted run goes on), after
+    checking that nothing reproduce puts back has changed since HEAD; HEAD's params, parsed."""
+    committed = git("show", "HEAD:params.yaml")
+    applied = overlays.apply(committed, layers)
+    again = Path("params.yaml").read_text(encoding="utf-8") == applied and not settle   # an interrupted run
+    changed = [line[3:] for line in git("status", "--porcelain", "--", *COMMITTED, "reports").splitlines()
+               if not line[3:].startswith(f"{overlays.FOLDER}/")
+               and not (again and line[3:].split("/")[0] in (*COMMITTED, "reports"))]
+    if changed:
+        raise DataError(f"{changed[0]}: changed since HEAD; reproduce applies its overlays to the committed params "
+                        "and puts them, and the other reports, back after: commit or stash first")
+    Path("params.yaml").write_text(applied, encoding="utf-8")
+    print(f"reproduce: params.yaml with {', '.join(f'{overlays.FOLDER}/{n}.yaml' for n in chosen)} on top"
+          + (" (already: going on from an interrupted run)" if again else ""), flush=True)
+    return parse_yaml(committed, "params.yaml")
+
+
+def say_how_each_came_out(chosen: list[str], mine: set[str]) -> None:
+    """One line per report: the same bytes as committed, differs (git diff shows how), or new."""
     status = git("status", "--porcelain", "--untracked-files=all", "--", *sorted(mine)).splitlines()
     for name in chosen:
         new = [line[3:] for line in status if line[3:] in files_of(name) and line.startswith("??")]
