@@ -250,12 +250,14 @@ def test_reproduce_makes_a_report_from_its_committed_overlay_and_puts_everything
     cli = [sys.executable, "-m", "modern_gpt", "reproduce"]
     out = sh([*cli, "beyond", "--settle", "--remote", "nearby"], repo, env=env, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "reproduce: beyond: new, nothing committed to compare with (reports/beyond.md)" in out.stdout
+    assert ("reproduce: beyond: new, nothing committed to compare with (reports/beyond.md, reports/beyond_runs.csv)"
+            in out.stdout)
     assert {p: (repo / p).read_bytes() for p in before} == before
     changed = sh(["git", "status", "--porcelain", "--untracked-files=all"], repo).stdout.splitlines()
     overlay = yaml.safe_load((overlays / "beyond.yaml").read_text())
     added = overlay["settle"]["runs"] or {}
-    assert sorted(changed) == sorted(["?? reports/beyond.md"] + ([" M reports/overlays/beyond.yaml"] if added else []))
+    assert sorted(changed) == sorted(["?? reports/beyond.md", "?? reports/beyond_runs.csv"]
+                                     + ([" M reports/overlays/beyond.yaml"] if added else []))
     assert all(v == {"slug": k.rsplit("-", 1)[0], "seed": 2} for k, v in added.items())
     assert any("beyond_tie_embeddings" in cmd for cmd in run_cache_entries(remote))
     sh(["git", "add", "-A"], repo)

@@ -62,6 +62,7 @@ EDITS = [
     ("cli/ablate.py", set()),                                         # the quick command: no stage imports it
     ("bench/training.py", set()),                                     # the bench, a tool: no stage imports it
     ("review/diff.py", set()),                                        # the review, a tool: no stage imports it
+    ("settling/looks.py", {"plan"} | REPORT),                         # the looks: the plan asks, the report judges
 ]
 
 
