@@ -294,7 +294,7 @@ class RayHead:
     stopped: list[psutil.Process] = field(default_factory=list)    # what stop() found running
 
     @classmethod
-    def start(cls, root: Path, *, auth: bool = True, port: int | None = None) -> "RayHead":
+    def start(cls, root: Path, *, auth: bool = True) -> "RayHead":
         home = root / "home"
         home.mkdir(parents=True)
         base = {**{k: v for k, v in ENV.items() if not k.startswith("RAY_")}, "HOME": str(home),
@@ -306,7 +306,7 @@ class RayHead:
             driver = {**base, "RAY_AUTH_TOKEN_PATH": str(token)}          # RAY_AUTH_MODE unset
         else:
             cluster, driver = {**base, "RAY_AUTH_MODE": "disabled"}, base
-        temp, port, log = Path(tempfile.mkdtemp(prefix="mgpt-ray-")), port or free_port(), root / "ray-start.log"
+        temp, port, log = Path(tempfile.mkdtemp(prefix="mgpt-ray-")), free_port(), root / "ray-start.log"
         try:
             with log.open("w") as out:
                 proc = subprocess.Popen(
@@ -523,27 +523,27 @@ ray.get(task.remote(sys.argv[2]))
 @pytest.mark.both_cores
 def test_a_ray_cluster_of_the_tests_stops_what_it_started_and_nothing_else_after_a_failed_start_or_test(tmp_path):
     """The Ray tests' clusters (RayHead) after a failure. Beside them, a process `ray stop` would take for one of
-    Ray's (its arguments name default_worker.py). A head whose port another process holds never starts: its wait
-    fails once its GCS server runs, and nothing of it is left, nor its temp dir. A head that starts, with
-    a task running whose worker leads a process group of its own and has started a process in it and one in a
-    session of its own: a test failing inside the block leaves none of them running. The process that looks like
-    Ray's runs on, and no Ray process that was running before was among those stopped."""
+    Ray's (its arguments name default_worker.py). A head that hangs half-way (its `ray start` frozen once its GCS
+    server runs) fails the fixture's wait, and nothing of it is left, nor its temp dir (a head on a port another
+    process held was the half-way head once: its GCS server could die before the test saw it run). A head that
+    starts, with a task running whose worker leads a process group of its own and has started a process in it and
+    one in a session of its own: a test failing inside the block leaves none of them running. The process that looks
+    like Ray's runs on, and no Ray process that was running before was among those stopped."""
     decoy = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)",
                               "ray/_private/workers/default_worker.py"], start_new_session=True)
     before = {p.pid for p in psutil.process_iter(["cmdline"]) if re.search(
         r"raylet|gcs_server|ray::|default_worker\.py|ray start", " ".join(p.info["cmdline"] or []))}
     driver = None
     try:
-        with socket.socket() as busy:
-            busy.bind(("127.0.0.1", 0))
-            busy.listen()
-            failed = RayHead.start(tmp_path / "failed", port=busy.getsockname()[1])
-            deadline = time.time() + 300                     # half-way: its GCS server runs, it waits for it
-            while "gcs_server" not in {p.info["name"] for p in failed.processes()} and time.time() < deadline:
-                time.sleep(0.1)
-            with pytest.raises(RuntimeError, match="ray start: no cluster after 0 s"):
-                with failed.running(timeout=0):             # the fixture's wait gives up there
-                    pass
+        failed = RayHead.start(tmp_path / "failed")
+        deadline = time.time() + 300                         # half-way: its GCS server runs, and `ray start`, frozen
+        while ("gcs_server" not in {p.info["name"] for p in failed.processes()} and failed.proc.poll() is None
+               and time.time() < deadline):
+            time.sleep(0.02)
+        os.kill(failed.proc.pid, signal.SIGSTOP)             # there, never writes the cluster's address (seconds later)
+        with pytest.raises(RuntimeError, match="ray start: no cluster after 0 s"):
+            with failed.running(timeout=0):                 # the fixture's wait gives up there
+                pass
         assert "gcs_server" in {p.info["name"] for p in failed.stopped}          # it failed half-way
         assert not [p for p in failed.stopped if alive(p)]
         assert not failed.processes() and not failed.temp.exists()
