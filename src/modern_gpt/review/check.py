@@ -15,13 +15,14 @@ Four checks, none of which needs DVC's cache or a remote (a fresh clone has neit
 from __future__ import annotations
 
 import functools
-from collections import Counter
+import itertools
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -212,19 +213,26 @@ def overlay_of(report: str) -> str:
 SAME_COLUMN = {"": "#", "change": "variant", "val loss": "val"}
 
 
+def md_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Each Markdown table of a report: (its header's cells, each row's cells), stripped; the alignment line skipped."""
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in line.strip().strip("|").split("|")]
+    tables: list[tuple[list[str], list[list[str]]]] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
+            body = [cells(x) for x in itertools.takewhile(lambda x: x.startswith("|"), lines[i + 2:])]
+            tables.append((cells(line), body))
+    return tables
+
+
 def markdown_rows(text: str) -> list[dict[str, str]]:
     """The rows of a report's first table with a variant, val and seeds column, by header (the catalogue's
     change, val loss and unnamed number column read as variant, val and #)."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        head = [SAME_COLUMN.get(c, c) for c in (c.strip() for c in line.strip().strip("|").split("|"))]
-        if line.startswith("|") and {"variant", "val", "seeds"} <= set(head):
-            rows = []
-            for body in lines[i + 2:]:
-                if not body.startswith("|"):
-                    break
-                rows.append(dict(zip(head, (c.strip() for c in body.strip().strip("|").split("|")))))
-            return rows
+    for head, body in md_tables(text):
+        head = [SAME_COLUMN.get(c, c) for c in head]
+        if {"variant", "val", "seeds"} <= set(head):
+            return [dict(zip(head, row)) for row in body]
     return []
 
 
@@ -252,10 +260,10 @@ def ladder_disagreements(root: Path) -> list[str]:
     return problems
 
 
-def scale_design(root: Path, size: str | None) -> Design:
-    """The looks that judged scale.md's comparisons at a size, as the plan makes them (settling.looks.design) from
-    params.yaml with reports/overlays/scale.yaml's settle.runs on top: the default size's rows are the main
-    ladder's (no scale_cap), every other size's stop at settle.scale_cap."""
+def scale_designs(root: Path) -> dict[bool, Design]:
+    """The looks that judged scale.md's comparisons, as the plan makes them (settling.looks.design) from params.yaml
+    with reports/overlays/scale.yaml's settle.runs on top: {False: the default size's rows (the main ladder's, no
+    scale_cap), True: every other size's (up to settle.scale_cap)}."""
     raw = parse_yaml((root / "params.yaml").read_text(encoding="utf-8"), "params.yaml")
     overlay = root / REPORTS / files_of.OVERLAYS / "scale.yaml"
     more = parse_yaml(overlay.read_text(encoding="utf-8"), overlay) if overlay.is_file() else {}
@@ -266,25 +274,14 @@ def scale_design(root: Path, size: str | None) -> Design:
     aa_seeds = PARSERS["ablation"](raw.get("ablation"), "ablation").aa_seeds
     report = PARSERS["report"](raw.get("report"), "report")
     most = len(seeds) + max(Counter(r["slug"] for r in settle.runs.values()).values(), default=0)
-    return ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, most, report.confidence,
-                         report.borderline, None if size is None else settle.scale_cap)
+    return {sized: ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, most, report.confidence,
+                                 report.borderline, settle.scale_cap if sized else None) for sized in (False, True)}
 
 
 def size_tables(text: str) -> dict[str, dict[str, dict[str, str]]]:
     """scale.md's table per size: {size name: {change: {column: cell}}}, the Δ val column read as 'Δ val'."""
-    out: dict[str, dict[str, dict[str, str]]] = {}
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        head = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not (line.startswith("|") and len(head) > 1 and head[1].endswith(" Δ val")):
-            continue
-        rows = out.setdefault(head[1].split()[0], {})
-        for body in lines[i + 2:]:
-            if not body.startswith("|"):
-                break
-            cells = dict(zip(["change", "Δ val", *head[2:]], (c.strip() for c in body.strip().strip("|").split("|"))))
-            rows[cells["change"]] = cells
-    return out
+    return {head[1].split()[0]: {row[0]: dict(zip(["change", "Δ val", *head[2:]], row)) for row in body}
+            for head, body in md_tables(text) if len(head) > 1 and head[1].endswith(" Δ val")}
 
 
 def scale_disagreements(root: Path) -> list[str]:
@@ -304,9 +301,9 @@ def scale_disagreements(root: Path) -> list[str]:
         by_size.setdefault(x.size, {}).setdefault(x.row, {})[x.seed] = x.val_loss
     csv_rows = {(r["row"], r["size"]): r for r in read_table(table.read_text(encoding="utf-8"))}
     pages = size_tables(page.read_text(encoding="utf-8"))
-    problems = []
+    problems, designs = [], scale_designs(root)
     for size, rows in by_size.items():
-        name, design = name_of(size), scale_design(root, size)
+        name, design = name_of(size), designs[size is not None]
         slugs = list(rows)
         for ref, slug in zip(slugs, slugs[1:]):
             look = judge_looks(rows[slug], rows[ref], design)
