@@ -9,8 +9,9 @@ runs the rest (serve, report) as DVC orders it. DVC records every stage in dvc.l
 usual. Killed at any moment (kill -9 of the whole process group too), the same command starts again where it
 stopped: finished runs are recorded, a killed run recorded nothing, and the dead processes' entries in DVC's
 lock file block nothing (DVC drops one when it next needs its path). A DVC process killed while writing
-dvc.lock leaves it empty: the command removes that first, and DVC restores the finished runs from its
-run-cache (cli/support/dvc_calls.py: mend_lockfile).
+dvc.lock leaves it empty, and one killed while writing that lock file (.dvc/tmp/rwlock) leaves it cut short:
+the command removes such a file first, and DVC restores the finished runs from its run-cache
+(cli/support/dvc_calls.py: mend_killed_writes).
 
 Two single-threaded runs side by side did 1.51x the work of one two-threaded run on this project's 2-core
 machine (docs/speed.md), so `--jobs auto` runs one job per usable core, one thread each. When the runs train on
@@ -35,7 +36,7 @@ from ..config.sections import LaunchConfig
 from ..config import params as params_file
 from ..core.slots import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
-from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_lockfile
+from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_killed_writes
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
 
@@ -179,7 +180,7 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devi
 def cmd_repro(args: argparse.Namespace) -> None:
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt repro at the root of a clone of the project")
-    mend_lockfile()
+    mend_killed_writes()
     cores = usable_cores()
     if args.ray is not None:
         from .support.ray_runs import import_ray, run_on_ray    # ray is an extra: imported only here, first

@@ -1,10 +1,11 @@
 """`dvc` as a subprocess, the one way every runner calls it (repro, shard, the Ray tasks): its failure as one line,
-the stages of dvc.yaml that train a run, and the mend of a dvc.lock left empty by a DVC process killed while
-writing it, which each command that resumes work does first.
+the stages of dvc.yaml that train a run, and the mend of the files a DVC process killed while writing them leaves
+cut short (dvc.lock, DVC's rwlock), which each command that resumes work does first.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -48,26 +49,51 @@ def dvc_error(done: subprocess.CompletedProcess) -> str:
     return (ours or errors or lines[-1:] or [f"exit status {done.returncode}"])[0]
 
 
-def mend_lockfile(cwd: Path | None = None) -> bool:
-    """DVC writes dvc.lock in place (it truncates the file, then writes it), so a DVC process killed in that
-    instant (kill -9 of a runner's or a worker's process group, say) leaves dvc.lock empty, and every later DVC
-    command in the workspace stops on it ("'./dvc.lock' validation failed"). An empty dvc.lock records nothing,
-    and DVC puts each stage it runs into its run-cache before it writes dvc.lock; so remove it, and the next
-    `dvc repro` restores every stage that had finished, training none again. Done under DVC's repository lock
-    (waiting for it, as --wait-for-lock does), so the empty file is never one a live DVC process is writing. A
-    dvc.lock with anything in it is DVC's to read. Says whether it removed one."""
-    path = Path(cwd or ".") / "dvc.lock"
+def mend_killed_writes(cwd: Path | None = None) -> list[Path]:
+    """DVC writes two files in place (it truncates the file, then writes it): dvc.lock, and its lock file of who
+    reads and writes which path, .dvc/tmp/rwlock. A DVC process killed in that instant (kill -9 of a runner's or a
+    worker's process group, say) leaves the file empty or cut short, and every later DVC command in the workspace
+    stops on it ("'./dvc.lock' validation failed", "Unable to read RWLock-file ... JSON structure is corrupted").
+    Each is removed, each under the lock DVC itself writes it under (waiting for it, as --wait-for-lock does), so
+    that the file removed is never one a live DVC process is writing:
+    - an empty dvc.lock records nothing, and DVC puts each stage it runs into its run-cache before it writes
+      dvc.lock, so the next `dvc repro` restores every stage that had finished, training none again. A dvc.lock
+      with anything in it is DVC's to read.
+    - an rwlock that is not JSON: only a killed writer leaves one, and DVC reads a missing rwlock as one with no
+      entries. The entries a cut-short one held are lost; a live process among them could not have released them
+      from it either, and a dead one's DVC drops when it next needs their paths. One that reads as JSON is DVC's.
+    Says which it removed, a line for each."""
+    root = Path(cwd or ".")
+    lockfile, rwlock = root / "dvc.lock", root / ".dvc" / "tmp" / "rwlock"
 
     def empty() -> bool:
-        return path.is_file() and not path.read_bytes().strip()
+        return lockfile.is_file() and not lockfile.read_bytes().strip()
 
-    if not empty():
-        return False
-    from dvc.repo import Repo
-    with Repo(str(cwd or "."), _wait_for_lock=True) as repo, repo.lock:
-        if not empty():                             # written meanwhile by a live DVC process
+    def cut_short() -> bool:
+        try:
+            json.loads(rwlock.read_bytes())
+        except FileNotFoundError:
             return False
-        path.unlink()
-    print(f"{path}: empty, as a DVC process killed while writing it leaves it: removed; dvc repro restores every "
-          "stage that had finished from the run-cache", flush=True)
-    return True
+        except ValueError:
+            return True
+        return False
+
+    if not empty() and not cut_short():
+        return []
+    from dvc.lock import make_lock
+    from dvc.repo import Repo
+    removed = []
+    with Repo(str(root), _wait_for_lock=True) as repo, repo.lock:
+        if empty():                                 # not written meanwhile by a live DVC process
+            lockfile.unlink()
+            removed.append(lockfile)
+            print(f"{lockfile}: empty, as a DVC process killed while writing it leaves it: removed; dvc repro restores "
+                  "every stage that had finished from the run-cache", flush=True)
+        with make_lock(str(rwlock.with_name("rwlock.lock")), tmp_dir=str(rwlock.parent), wait=True,
+                       hardlink_lock=repo.config["core"].get("hardlink_lock", False)):
+            if cut_short():
+                rwlock.unlink()
+                removed.append(rwlock)
+                print(f"{rwlock}: not JSON, as a DVC process killed while writing it leaves it: removed; DVC reads a "
+                      "missing one as empty", flush=True)
+    return removed

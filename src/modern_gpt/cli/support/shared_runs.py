@@ -7,8 +7,8 @@ stages the runs need and pushes their data (push_inputs).
 The data plane is DVC's: the default remote holds every run's outputs, and its run-cache ("this command on these
 inputs made these outputs") lets `dvc repro --pull` restore a run that any clone pushed instead of training it.
 A worker that dies has pushed its finished runs and nothing of the one it was training (DVC commits a stage's
-outputs only when its command succeeds). A DVC process killed while it writes dvc.lock leaves it empty: each
-command that resumes work mends that first (dvc_calls.py: mend_lockfile).
+outputs only when its command succeeds). A DVC process killed while it writes dvc.lock (or its rwlock) leaves
+it cut short: each command that resumes work mends that first (dvc_calls.py: mend_killed_writes).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.errors import ConfigError, DataError
-from .dvc_calls import dvc, dvc_error, mend_lockfile
+from .dvc_calls import dvc, dvc_error, mend_killed_writes
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def push_inputs(remote: Remote) -> None:
     """The stages the runs need (seconds: generate, tokenize, plan) run here, and their data pushed to `remote`, so
     that an aggregator, and every other clone, can pull them; the push also shows that the remote can be written
     before any run is trained."""
-    mend_lockfile()
+    mend_killed_writes()
     dvc("repro", "plan")
     pushed = dvc("push", "generate", "tokenize", check=False)
     if pushed.returncode:
@@ -60,7 +60,7 @@ def pull_or_train(stage: str, remote: Remote, again: str, *, cwd: Path | None = 
     `dvc push --run-cache <stage>`, each waiting for DVC's lock, so that units side by side in one clone take turns
     only at DVC's bookkeeping. Says how the run came: 'trained', 'pulled' or 'already here'. `again` is the command
     that resumes the caller's work, for the one-line error when the push fails."""
-    mend_lockfile(cwd)
+    mend_killed_writes(cwd)
     out = dvc("--wait-for-lock", "repro", "--pull", "-s", stage, cwd=cwd, env=env).stdout
     how = ("trained" if f"Running stage '{stage}'" in out else
            "pulled" if f"Stage '{stage}' is cached" in out else "already here")
