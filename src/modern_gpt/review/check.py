@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +272,7 @@ def scale_designs(root: Path) -> dict[bool, Design]:
     seeds = PARSERS["seeds"](raw.get("seeds"), "seeds")
     aa_seeds = PARSERS["ablation"](raw.get("ablation"), "ablation").aa_seeds
     report = PARSERS["report"](raw.get("report"), "report")
-    most = len(seeds) + max(Counter(r["slug"] for r in settle.runs.values()).values(), default=0)
+    most = len(seeds) + max(map(len, settle.added().values()), default=0)
     return {sized: ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, most, report.confidence,
                                  report.borderline, settle.scale_cap if sized else None) for sized in (False, True)}
 
