@@ -1,4 +1,4 @@
-"""The off-by-default reports' overlays (cli/support/overlays.py, `modern-gpt reproduce`): what an overlay does to
+"""The off-by-default reports' overlays (review/overlays.py, `modern-gpt reproduce`): what an overlay does to
 params.yaml, and the committed ones against the committed params."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from fakes import default, plan_files
-from modern_gpt.cli.support import overlays
+from modern_gpt.review import overlays
 from modern_gpt.config.params import parse_yaml
 from modern_gpt.core.errors import ConfigError, DataError
 from modern_gpt.reporting import outputs
@@ -101,3 +101,63 @@ def test_reproduce_stopped_keeps_the_overlays_and_the_same_command_goes_on_then_
     (tmp_path / "params.yaml").write_text(files["params.yaml"] + "# edited\n")
     with pytest.raises(DataError, match="params.yaml: changed since HEAD"):
         reproduce.cmd_reproduce(args)
+
+
+def assigned_runs(planned, report: str) -> set[tuple[str, int]]:
+    """The runs (slug, seed) that a plan assigns to an off-by-default report's own rows: row 0 (the main ladder's
+    last row) and the report's ladder, each on the seeds the plan gives it (the base seeds and those settle.runs
+    added), its own rows' cells of the learning-rate grid; a scale report, every size's ladder, the default size's
+    being the main ladder's rows."""
+    from modern_gpt.records.stages import LadderName
+    main = planned.ladders[0]
+    if report == "scale":
+        slugs = [r.slug for r in main.rows] + [r.slug for x in planned.ladders if x.name == LadderName.SCALE
+                                                for r in x.rows]
+    else:
+        own = planned.ladder(LadderName(report))
+        slugs = [main.rows[-1].slug] + [r.slug for r in own.rows[1:]]
+        slugs += [run.slug for g in planned.sweep.rows if g.slug in slugs[1:] for run in g.runs]
+    return {(slug, seed) for slug in slugs for seed in planned.seeds_of(slug)}
+
+
+def run_set_problems(report: str, assigned: set[tuple[str, int]], listed: set[tuple[str, int]]) -> list[str]:
+    """One line per run that one of the two sets lacks, naming the report, the run and the side that lacks it."""
+    name = overlays.FILES[report][-1]
+    return ([f"{report}: {slug} seed {seed} is in reports/{name} but params.yaml and its overlay assign it to no row"
+             for slug, seed in sorted(listed - assigned)]
+            + [f"{report}: {slug} seed {seed} is assigned by params.yaml and its overlay but not in reports/{name}"
+               for slug, seed in sorted(assigned - listed)])
+
+
+@pytest.mark.parametrize("name", overlays.names(ROOT))
+def test_each_committed_reports_run_list_is_exactly_the_runs_its_params_and_overlay_assign_to_its_rows(name):
+    """`modern-gpt reproduce <report>` alone trains what params.yaml plus the report's overlay assign: those runs
+    (its ladder, row 0's seeds, its own grid rows) are exactly the ones its committed run list holds, so the
+    report rebuilt alone from them is the committed one. A run missing from either side is named."""
+    from modern_gpt.reporting.runs_csv import from_csv
+    layer = overlays.read(name, ROOT)
+    _, planned = plan_files(parse_yaml(overlays.apply((ROOT / "params.yaml").read_text(encoding="utf-8"), [layer]),
+                                       "params"))
+    listed = {(x.run, x.seed) for x in from_csv((ROOT / "reports" / overlays.FILES[name][-1]).read_text())}
+    assert run_set_problems(name, assigned_runs(planned, name), listed) == []
+
+
+def test_the_run_set_check_names_a_missing_and_an_extra_run():
+    """The committed scale overlay without qk_norm's seeds 8-11 (where they came from before: beyond's and the
+    catalogue's settling) leaves them in scale_runs.csv with no row assigning them; a run list lacking one is named
+    the other way."""
+    from modern_gpt.reporting.runs_csv import from_csv
+    layer = overlays.read("scale", ROOT)
+    runs = layer["settle"]["runs"]
+    layer["settle"]["runs"] = {k: v for k, v in runs.items() if v["slug"] != "qk_norm"}
+    _, planned = plan_files(parse_yaml(overlays.apply((ROOT / "params.yaml").read_text(encoding="utf-8"), [layer]),
+                                       "params"))
+    listed = {(x.run, x.seed) for x in from_csv((ROOT / "reports" / "scale_runs.csv").read_text())}
+    problems = run_set_problems("scale", assigned_runs(planned, "scale"), listed)
+    assert problems == [f"scale: qk_norm seed {s} is in reports/scale_runs.csv but params.yaml and its overlay assign "
+                        f"it to no row" for s in (8, 9, 10, 11)]
+    problems = run_set_problems("scale", assigned_runs(planned, "scale") | {("scale_xs_pos", 5)}, listed - {("pos", 0)})
+    assert problems[-2:] == ["scale: pos seed 0 is assigned by params.yaml and its overlay but not in "
+                             "reports/scale_runs.csv",
+                             "scale: scale_xs_pos seed 5 is assigned by params.yaml and its overlay but not in "
+                             "reports/scale_runs.csv"]
