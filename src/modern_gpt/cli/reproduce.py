@@ -1,7 +1,7 @@
 """`modern-gpt reproduce [REPORT ...] [--settle] [--remote NAME] [--jobs N|auto]`: an off-by-default report
 (reports/beyond.md, scale.md, catalogue.md) made again from what is committed.
 
-Each report's settings are reports/overlays/<report>.yaml (support/overlays.py): the command applies the named
+Each report's settings are reports/overlays/<report>.yaml (review/overlays.py): the command applies the named
 ones to params.yaml, runs the pipeline as `modern-gpt repro` does (or `modern-gpt settle`, with --settle), and puts
 the committed params.yaml, dvc.lock, configs/ and every other report back, keeping only the named reports' files as
 the pipeline wrote them: `git status` then says whether each is what its runs give. Stopped or failed, it leaves
@@ -18,7 +18,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .support import overlays
+from ..review import overlays
 from ..config.params import parse_yaml
 from ..core.errors import ConfigError, DataError
 from .support.dvc_calls import dvc

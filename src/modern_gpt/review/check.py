@@ -5,17 +5,19 @@ Four checks, none of which needs DVC's cache or a remote (a fresh clone has neit
 - no stage's code, params or data changed since dvc.lock (`dvc status`: outputs missing from a clone are fine);
 - every run of every committed report was made by today's code: its code_md5 is the one the run's code files give
   at HEAD (dvc.yaml's run dependencies, and its config's change files);
-- each report's table is what its runs give: the main table (ablation.csv) from reports/runs.csv, each
-  off-by-default ladder's (beyond.md, catalogue.md) from its own run list, each row's train, val, seeds and bpc
-  recomputed by the report's own functions, and scale.md's and scale.csv's Δ val and verdicts judged again from
-  scale_runs.csv. The off-by-default reports are not the report stage's outputs (it writes them only while their
-  overlay is on), so their run lists, not dvc.lock, are what vouches for them, whether or not their stages are on.
+- each report's tables are what its runs give: the main table (ablation.csv) from reports/runs.csv (ablation.md's
+  every byte is dvc.lock's md5 to vouch for), and every cell of each off-by-default report's tables (beyond.md's
+  ladder, catalogue.md's star with its verdicts and the claims' words, scale.md's tables and scale.csv) made again
+  from its own run list by the report's own functions (tables.py), at the looks params.yaml with the report's
+  overlay gives. The off-by-default reports are not the report stage's outputs (it writes them only while their
+  overlay is on), so their run lists, not dvc.lock, are what vouches for them, whether or not their stages are on;
+  what no run list can give (provenance, the grid's spikes, serving, scale's r without the corpus's floor) is said
+  in the check's closing line.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import os
 import shutil
@@ -25,17 +27,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..config.params import parse_yaml
-from ..config.sections import PARSERS
 from ..core.stage import code_md5
 from ..reporting import outputs as files_of
-from ..reporting.cells import mean_sd, num, verdict
 from ..reporting.outputs import CSV_FLOAT
 from ..reporting.results import row_result
 from ..reporting.runs_csv import RUNS as RUNS_FILE, RunLine, file_md5, from_csv
-from ..reporting.scale import name_of
 from ..reporting.table import csv_row
-from ..settling.looks import Design, judge_looks, ladder_design
+from . import overlays, tables
 from .sides import REPORTS, RUNS, TABLE, load_yaml, read_table
 
 
@@ -196,7 +194,7 @@ def code_problems(root: Path) -> list[str]:
     for report, (path, lines) in run_lists(root).items():
         stale = found[report][1]
         if stale:
-            fix = "dvc repro" if report == files_of.MAIN else f"modern-gpt reproduce {overlay_of(report)}"
+            fix = "dvc repro" if report == files_of.MAIN else f"modern-gpt reproduce {overlays.of(report)}"
             made = ", ".join(sorted({x.code_md5 for x in stale}))
             problems.append(f"{REPORTS}/{report}: {len(stale)} of its {len(lines)} runs ({path}) were made by code "
                             f"{made}, not what today's files give ({today(changes_of(root, stale[0]))} for "
@@ -204,123 +202,51 @@ def code_problems(root: Path) -> list[str]:
     return problems
 
 
-def overlay_of(report: str) -> str:
-    return next(name for name, files in files_of.OVERLAY_FILES.items() if files[0] == report)
-
-
-# the catalogue's table names three of the ladder tables' columns its own way
-SAME_COLUMN = {"": "#", "change": "variant", "val loss": "val"}
-
-
-def md_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
-    """Each Markdown table of a report: (its header's cells, each row's cells), stripped; the alignment line skipped."""
-    def cells(line: str) -> list[str]:
-        return [c.strip() for c in line.strip().strip("|").split("|")]
-    tables: list[tuple[list[str], list[list[str]]]] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("|") and (i == 0 or not lines[i - 1].startswith("|")):
-            body = [cells(x) for x in itertools.takewhile(lambda x: x.startswith("|"), lines[i + 2:])]
-            tables.append((cells(line), body))
-    return tables
-
-
-def markdown_rows(text: str) -> list[dict[str, str]]:
-    """The rows of a report's first table with a variant, val and seeds column, by header (the catalogue's
-    change, val loss and unnamed number column read as variant, val and #)."""
-    for head, body in md_tables(text):
-        head = [SAME_COLUMN.get(c, c) for c in head]
-        if {"variant", "val", "seeds"} <= set(head):
-            return [dict(zip(head, row)) for row in body]
-    return []
-
-
-def ladder_disagreements(root: Path) -> list[str]:
-    """Each off-by-default ladder's table (beyond.md, catalogue.md) against its run list: row k of the table is
-    the k-th row its runs list (row 0 the main table's), its params, train, val, seeds and bpc recomputed."""
-    problems = []
+def report_disagreements(root: Path, only: str | None = None) -> tuple[list[str], list[str]]:
+    """Every cell of each off-by-default report's tables (`only`: of that one) against its run list (tables.py: the
+    tables made again by the report's own functions), and scale.csv's rows; (problems, what was not recomputed, one
+    line a report)."""
+    problems, unchecked = [], []
     for report, (path, lines) in run_lists(root).items():
-        if report not in (files_of.BEYOND, files_of.CATALOGUE):
-            continue
-        runs: dict[str, list[RunLine]] = {}
-        for x in lines:
-            if x.family != "sweep":
-                runs.setdefault(x.run, []).append(x)
-        table = markdown_rows((root / REPORTS / report).read_text(encoding="utf-8"))
-        if len(table) != len(runs):
-            problems.append(f"{REPORTS}/{report}: its table has {len(table)} rows, its runs ({path}) {len(runs)}")
-            continue
-        for row, (slug, mine) in zip(table, runs.items()):
-            r = row_result(slug, row.get("variant", ""), sorted(mine, key=lambda x: x.seed))
-            expected = {"params": f"{r.params / 1e6:.3f}M", "train": mean_sd(r.train), "val": mean_sd(r.val),
-                        "seeds": str(r.val.n), "bpc": num(r.bpc.mean, 3)}
-            problems += [f"{REPORTS}/{report}: row {row.get('#', '?')} ({row.get('variant')}) {k} is {row[k]!r}, its "
-                         f"runs in {path} give {v!r}" for k, v in expected.items() if k in row and row[k] != v]
-    return problems
+        if report == files_of.MAIN or only not in (None, report):
+            continue                                      # ablation.md: dvc.lock's md5 vouches for every byte
+        page = (root / REPORTS / report).read_text(encoding="utf-8")
+        left = ""
+        if report == files_of.SCALE:
+            made, rows, left = tables.scale_table(root, lines)
+            problems += tables.compare_tables(report, path, page, made, skip=("mean ",) if left else ())
+            problems += scale_csv_disagreements(root, rows, path, floor=not left)
+        else:
+            made = tables.ladder_table(root, report, lines)
+            problems += tables.compare_tables(report, path, page, made)
+        others = [x for x in tables.not_from_runs(page, made) if not (left and x.startswith("the table headed"))]
+        unchecked += [f"{report}: " + "; ".join(([left] if left else []) + [f"not from its runs: {', '.join(others)}"]
+                                                 * bool(others))] if left or others else []
+    return problems, unchecked
 
 
-def scale_designs(root: Path) -> dict[bool, Design]:
-    """The looks that judged scale.md's comparisons, as the plan makes them (settling.looks.design) from params.yaml
-    with reports/overlays/scale.yaml's settle.runs on top: {False: the default size's rows (the main ladder's, no
-    scale_cap), True: every other size's (up to settle.scale_cap)}."""
-    raw = parse_yaml((root / "params.yaml").read_text(encoding="utf-8"), "params.yaml")
-    overlay = root / REPORTS / files_of.OVERLAYS / "scale.yaml"
-    more = parse_yaml(overlay.read_text(encoding="utf-8"), overlay) if overlay.is_file() else {}
-    settle_raw = dict(raw.get("settle") or {})
-    settle_raw["runs"] = {**(settle_raw.get("runs") or {}), **(((more or {}).get("settle") or {}).get("runs") or {})}
-    settle = PARSERS["settle"](settle_raw, "settle")
-    seeds = PARSERS["seeds"](raw.get("seeds"), "seeds")
-    aa_seeds = PARSERS["ablation"](raw.get("ablation"), "ablation").aa_seeds
-    report = PARSERS["report"](raw.get("report"), "report")
-    most = len(seeds) + max(map(len, settle.added().values()), default=0)
-    return {sized: ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, most, report.confidence,
-                                 report.borderline, settle.scale_cap if sized else None) for sized in (False, True)}
+SCALE_R = ("measure", "effect", "ci_low", "ci_high", "transfer")    # scale.csv's columns that read the floor
 
 
-def size_tables(text: str) -> dict[str, dict[str, dict[str, str]]]:
-    """scale.md's table per size: {size name: {change: {column: cell}}}, the Δ val column read as 'Δ val'."""
-    return {head[1].split()[0]: {row[0]: dict(zip(["change", "Δ val", *head[2:]], row)) for row in body}
-            for head, body in md_tables(text) if len(head) > 1 and head[1].endswith(" Δ val")}
-
-
-def scale_disagreements(root: Path) -> list[str]:
-    """scale.md and scale.csv against scale_runs.csv: each change at each size judged again from its runs (row k
-    against row k-1 of that size, paired by seed at the looks that judged it, settling.looks.judge_looks), its Δ val
-    and verdict in the CSV and the page's Δ val and verdict cells. Its r (the excess over the corpus floor) needs the
-    generated corpus's floor, which a clone lacks: the page's floor line states it, and r is not recomputed."""
-    lists = run_lists(root)
-    if files_of.SCALE not in lists:
-        return []
-    path, lines = lists[files_of.SCALE]
-    page, table = root / REPORTS / files_of.SCALE, root / REPORTS / files_of.SCALE_TABLE
+def scale_csv_disagreements(root: Path, expected: list[dict[str, Any]], path: str, floor: bool) -> list[str]:
+    """Every cell of scale.csv against its rows made again (reporting.scale.csv_rows), as the report's CSVs write
+    them (without the floor, all but SCALE_R)."""
+    table = root / REPORTS / files_of.SCALE_TABLE
     if not table.is_file():
         return [f"{REPORTS}/{files_of.SCALE_TABLE}: missing beside {REPORTS}/{files_of.SCALE}"]
-    by_size: dict[str | None, dict[str, dict[int, float | None]]] = {}
-    for x in lines:
-        by_size.setdefault(x.size, {}).setdefault(x.row, {})[x.seed] = x.val_loss
-    csv_rows = {(r["row"], r["size"]): r for r in read_table(table.read_text(encoding="utf-8"))}
-    pages = size_tables(page.read_text(encoding="utf-8"))
-    problems, designs = [], scale_designs(root)
-    for size, rows in by_size.items():
-        name, design = name_of(size), designs[size is not None]
-        slugs = list(rows)
-        for ref, slug in zip(slugs, slugs[1:]):
-            look = judge_looks(rows[slug], rows[ref], design)
-            c = look.comparison
-            row = csv_rows.get((slug, name))
-            if row is None:
-                problems.append(f"{REPORTS}/{files_of.SCALE_TABLE}: no row {slug} at size {name}, which {path} ran")
-                continue
-            expected = {"d_val": cell(c.effect), "verdict": c.verdict.value}
-            problems += [f"{REPORTS}/{files_of.SCALE_TABLE}: {slug} at size {name}: {k} is {row[k]!r}, its runs in "
-                         f"{path} give {v!r}" for k, v in expected.items() if row[k] != v]
-            shown = pages.get(name, {}).get(row["variant"])
-            expected = {"Δ val": num(c.effect, sign=True), "verdict": verdict(c, look)}
-            if shown is None:
-                problems.append(f"{REPORTS}/{files_of.SCALE}: no {row['variant']} in the table of size {name}")
-                continue
-            problems += [f"{REPORTS}/{files_of.SCALE}: {row['variant']} at size {name}: {k} is {shown.get(k)!r}, "
-                         f"its runs in {path} give {v!r}" for k, v in expected.items() if shown.get(k) != v]
+    rows = {(r["row"], r["size"]): r for r in read_table(table.read_text(encoding="utf-8"))}
+    problems = []
+    for want in expected:
+        row = rows.get((want["row"], want["size"]))
+        if row is None:
+            problems.append(f"{REPORTS}/{files_of.SCALE_TABLE}: no row {want['row']} at size {want['size']}, which "
+                            f"{path} ran")
+            continue
+        problems += [f"{REPORTS}/{files_of.SCALE_TABLE}: {want['row']} at size {want['size']}: {k} is {row.get(k)!r}, "
+                     f"its runs in {path} give {cell(v)!r}" for k, v in want.items()
+                     if (floor or k not in SCALE_R) and row.get(k) != cell(v)]
+    if len(rows) != len(expected):
+        problems.append(f"{REPORTS}/{files_of.SCALE_TABLE}: {len(rows)} rows, its runs in {path} give {len(expected)}")
     return problems
 
 
@@ -335,9 +261,9 @@ def check(root: Path) -> tuple[list[str], str]:
     problems += [p for p in stale_stages(root, lock) if not any(f"output {s} " in p + " " for s in seen)]
     problems += table_disagreements(root)
     problems += code_problems(root)
-    problems += ladder_disagreements(root)
-    problems += scale_disagreements(root)
+    found, unchecked = report_disagreements(root)
+    problems += found
     stages = len(lock.get("stages", {}))
     reports = ", ".join(run_lists(root))
-    return problems, (f"{len(outs)} committed outputs' md5, {stages} stages, each run's code ({reports}), the "
-                      f"tables from their runs")
+    return problems, (f"{len(outs)} committed outputs' md5, {stages} stages, each run's code ({reports}), every "
+                      "cell of the tables from their runs" + "".join(f"; {x}" for x in unchecked))

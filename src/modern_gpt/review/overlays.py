@@ -14,9 +14,10 @@ import io
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...core.errors import ConfigError
-from ...config.params import parse_yaml, sections
-from ...reporting import outputs
+from ..core.errors import ConfigError
+from ..config.params import parse_yaml, sections
+from ..config.sections import PARSERS
+from ..reporting import outputs
 
 FOLDER = Path("reports", outputs.OVERLAYS)   # one file per off-by-default report: <report>.yaml
 FILES = outputs.OVERLAY_FILES               # what each overlay makes, under reports/
@@ -77,9 +78,10 @@ def apply(text: str, overlays: list[Mapping[str, Any]]) -> str:
 
 
 def added_runs(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
-    """The settle.runs entries of `after` (raw params) that `before` has not: what a settle round wrote."""
+    """The settle.runs entries of `after` (raw params) that `before` has not: what a settle round wrote, each read
+    by settle:'s one parser (config.sections' SettleConfig)."""
     def runs(p: Mapping[str, Any]) -> Mapping[str, Any]:
-        return ((p.get("settle") or {}).get("runs") or {}) if isinstance(p, Mapping) else {}
+        return PARSERS["settle"](p.get("settle"), "settle").runs
     old = runs(before)
     return {k: dict(v) for k, v in runs(after).items() if k not in old}
 
@@ -88,3 +90,8 @@ def with_runs(name: str, runs: Mapping[str, Any], root: Path = Path(".")) -> Non
     """reports/overlays/<name>.yaml gains settle.runs entries (its comments kept)."""
     path = root / FOLDER / f"{name}.yaml"
     path.write_text(apply(path.read_text(encoding="utf-8"), [{"settle": {"runs": dict(runs)}}]), encoding="utf-8")
+
+
+def of(report: str) -> str:
+    """The overlay that makes a report: 'beyond' for beyond.md."""
+    return next(name for name, files in FILES.items() if files[0] == report)

@@ -30,7 +30,7 @@ from ..config.params import parse_yaml
 from ..config.sections import PARSERS
 from ..pipeline.families import CATALOGUE
 from ..pipeline.ladder import Row
-from ..pipeline.ladder_params import Params, parse
+from ..pipeline.ladder_params import parse
 from ..records.stages import LadderName, Size
 from ..reporting import outputs as files_of
 from ..reporting.catalogue import star_table
@@ -131,12 +131,16 @@ def floor_per_token(root: Path) -> float | None:
     return json.loads(floor.read_text(encoding="utf-8"))["nats_per_char"] * val["chars"] / val["tokens"]
 
 
-def scale_ladders(p: Params, raw: dict[str, Any], lines: list[RunLine], n_vocab: int) -> list[tuple[Size, list]]:
-    """(size, its rows judged) for model:'s size and every listed one, smallest N first, as by_size() gives them."""
+def scale_ladders(raw: dict[str, Any], lines: list[RunLine], n_vocab: int) -> list[tuple[Size, list]]:
+    """(size, its rows judged) for model:'s size and every listed one, smallest N first, as by_size() gives them.
+    The params are parsed with scale.sizes set aside: the plan's check of each size counts its parameters with the
+    model's own code (torch), and the plan stage has made that check already."""
+    sizes = PARSERS["scale"](raw.get("scale"), "scale").sizes
+    p = parse({**raw, "scale": {**(raw.get("scale") or {}), "sizes": {}}})
     at = designs(raw)
     ladders = []
-    for name in [None, *p.scale.sizes]:
-        model = p.model if name is None else p.model.replace(head_dim=None, **p.scale.sizes[name].given())
+    for name in [None, *sizes]:
+        model = p.model if name is None else p.model.replace(head_dim=None, **sizes[name].given())
         rows = dataclasses.replace(p, model=model).rows(n_vocab)
         if name is not None:
             rows = [dataclasses.replace(r, slug=f"scale_{name}_{r.slug}") for r in rows]
@@ -152,10 +156,9 @@ def scale_table(root: Path, lines: list[RunLine]) -> tuple[list[str], list[dict[
     """scale.md's tables and scale.csv's rows as reporting.scale writes them from these runs, and what they leave
     out: without the floor, the mean r of each size's table, the transfer table and the CSV's r columns."""
     raw = with_overlay(root, overlays.of(files_of.SCALE))
-    p = parse(raw)
     report = PARSERS["report"](raw.get("report"), "report")
     floor = floor_per_token(root)
-    found = changes(scale_ladders(p, raw, lines, vocab(root)), floor, report.confidence, report.borderline)
+    found = changes(scale_ladders(raw, lines, vocab(root)), floor, report.confidence, report.borderline)
     made, rows = scale_tables(found, floor is not None), scale_csv_rows(found, floor is not None)
     if floor is not None:
         return made, rows, ""
