@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import sys
 
 import pytest
@@ -262,9 +263,12 @@ def test_reproduce_makes_a_report_from_its_committed_overlay_and_puts_everything
     assert any("beyond_tie_embeddings" in cmd for cmd in run_cache_entries(remote))
     sh(["git", "add", "-A"], repo)
     sh(["git", "commit", "-qm", "the report"], repo)
-    again = sh([*cli, "beyond"], repo, env=env)
-    assert "reproduce: beyond: the same bytes as committed" in again.stdout
-    assert ": trained (" not in again.stdout
+    for gone in (repo / ".dvc" / "cache", repo / "data"):    # as a fresh clone: no cache, no outputs, only the remote
+        shutil.rmtree(gone)
+    again = sh([*cli, "beyond", "--remote", "nearby"], repo, env=env)
+    assert "reproduce: beyond: the same bytes as committed" in again.stdout, again.stdout + again.stderr
+    assert ": trained (" not in again.stdout and "Running stage 'beyond@" not in again.stdout, again.stdout
+    assert (repo / "data" / "runs" / "beyond_tie_embeddings" / "0" / "model.pt").is_file()   # restored, not trained
     assert sh(["git", "status", "--porcelain"], repo).stdout == ""
     for args, says in ((["nope"], "report 'nope': no reports/overlays/nope.yaml; allowed: beyond"),
                        (["beyond"], "params.yaml: changed since HEAD")):

@@ -141,8 +141,10 @@ def at_once(jobs: int, threads: int, cores: int, gpu_slots: int | None = None, p
     return jobs + (AHEAD if short else 0)
 
 
-def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devices = Devices()) -> None:
-    """Each stage as its own `dvc --wait-for-lock repro -s`, `jobs` training at a time with `threads` threads each;
+def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devices = Devices(),
+             pull: bool = False) -> None:
+    """Each stage as its own `dvc --wait-for-lock repro -s` (`pull`: with --pull, so a run the default remote's
+    run-cache holds is restored with its outputs from there), `jobs` training at a time with `threads` threads each;
     one line per finished stage. One more stage than `jobs` is started ahead: its DVC and Python start-up
     (seconds per run) overlap the others' training, and it waits for its core slots (core/slots.py) before it
     trains, so no more than `jobs` train at once (where the cores would leave room for one more, none is
@@ -156,7 +158,8 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devi
             name = queue.pop(0)
             log = tempfile.TemporaryFile("w+", encoding="utf-8")    # not a pipe: a full one would stall the run
             running[name] = (time.perf_counter(), log, subprocess.Popen(
-                [*DVC, "--wait-for-lock", "repro", "-s", name], env=env, stdout=log, stderr=subprocess.STDOUT))
+                [*DVC, "--wait-for-lock", "repro", *(["--pull"] if pull else []), "-s", name], env=env, stdout=log,
+                stderr=subprocess.STDOUT))
         time.sleep(0.2)
         for name, (t0, log, proc) in list(running.items()):
             if proc.poll() is None:
@@ -204,8 +207,8 @@ def cmd_repro(args: argparse.Namespace) -> None:
         gpus = f", GPUs {','.join(where.gpus)}" if where.gpus else ""
         print(f"{len(todo)} training runs, {min(jobs, len(todo))} at a time, {each} each ({cores} cores{gpus})",
               flush=True)
-        run_jobs(todo, jobs, threads, cores, where)
-    streamed("repro")                               # the runs are done: serve, report and anything else
+        run_jobs(todo, jobs, threads, cores, where, pull=getattr(args, "pull", False))
+    streamed("repro", *(["--pull"] if getattr(args, "pull", False) else []))   # serve, report and anything else
 
 
 def streamed(*args: str) -> None:

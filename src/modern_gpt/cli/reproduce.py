@@ -8,15 +8,19 @@ the pipeline wrote them: `git status` then says whether each is what its runs gi
 params.yaml, dvc.lock and configs/ as the pipeline had them, so the same command goes on there at once (DVC finds
 every finished run recorded). With --settle (one report), the runs settle adds go into that report's overlay. With
 --remote, DVC's run-cache is pulled from that remote first, and pushed to it every few minutes while runs train
-and at the end: on a fresh clone with the same remote the same command restores the finished runs from it.
+and at the end; that remote is DVC's default while the pipeline runs (.dvc/config.local) and every stage runs with
+--pull, so on a fresh clone with the same remote the same command restores the finished runs from it, outputs and
+all, and trains none of them again.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
 import threading
 from pathlib import Path
+from typing import Iterator
 
 from ..review import overlays
 from ..config.params import parse_yaml
@@ -90,6 +94,24 @@ class Pusher:
             self.push()
 
 
+@contextlib.contextmanager
+def as_default_remote(name: str | None) -> Iterator[None]:
+    """`name` is DVC's default remote while the pipeline runs (in .dvc/config.local, which git ignores; put back
+    after): a run-cache entry pulled from it names outputs that `dvc repro --pull` fetches from the default remote
+    only, so a finished run is restored from it, not trained again. None: nothing changes."""
+    local = Path(".dvc", "config.local")
+    before = local.read_bytes() if local.is_file() else None
+    if name:
+        dvc("remote", "default", "--local", name)
+    try:
+        yield
+    finally:
+        if name and before is None:
+            local.unlink(missing_ok=True)
+        elif name:
+            local.write_bytes(before)
+
+
 def cmd_reproduce(args: argparse.Namespace) -> None:
     from .repro import cmd_repro
     from .settle import cmd_settle
@@ -107,8 +129,9 @@ def cmd_reproduce(args: argparse.Namespace) -> None:
     try:
         if args.remote:
             dvc("pull", "--run-cache", "-r", args.remote, check=False)
-        with Pusher(args.remote):
-            run = argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None, rounds=0)
+        with Pusher(args.remote), as_default_remote(args.remote):
+            run = argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None, rounds=0,
+                                     pull=bool(args.remote))
             (cmd_settle if args.settle else cmd_repro)(run)
         if args.settle:                           # what settle wrote into params.yaml goes to the overlay
             after = parse_yaml(Path("params.yaml").read_text(encoding="utf-8"), "params.yaml")

@@ -47,7 +47,8 @@ def cmd_settle(args: argparse.Namespace) -> None:
     added, round_ = 0, 0
     while True:                       # each round moves every open comparison to its next look: it ends at the cap
         round_ += 1
-        cmd_repro(argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None))
+        cmd_repro(argparse.Namespace(jobs=args.jobs, ray=None, clone_from=None, workdir=None,
+                                     pull=getattr(args, "pull", False)))
         report = params_file.load(("report",), optional=("report",))["report"]
         where = stage_paths("report")             # the report stage's own inputs, as dvc.yaml gives them
         plan, _, results = from_files(Path(where["runs"]), Path(where["serve"]), Path(where["configs"]) / "plan.json",
