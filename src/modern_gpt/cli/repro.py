@@ -194,7 +194,7 @@ def cmd_repro(args: argparse.Namespace) -> None:
                    args.workdir)
         streamed("repro", "--pull")                 # every run is in the remote: serve, report, training nothing
         return
-    where = devices()
+    where, pull = devices(), getattr(args, "pull", False)     # pull: reproduce --remote's, restoring runs from it
     jobs, threads = parse_jobs(args.jobs, cores, len(where.gpus), where.per_run)
     upstream, training = stage_graph()
     if upstream:                                    # generate, tokenize, plan: seconds, DVC's own output
@@ -207,8 +207,8 @@ def cmd_repro(args: argparse.Namespace) -> None:
         gpus = f", GPUs {','.join(where.gpus)}" if where.gpus else ""
         print(f"{len(todo)} training runs, {min(jobs, len(todo))} at a time, {each} each ({cores} cores{gpus})",
               flush=True)
-        run_jobs(todo, jobs, threads, cores, where, pull=getattr(args, "pull", False))
-    streamed("repro", *(["--pull"] if getattr(args, "pull", False) else []))   # serve, report and anything else
+        run_jobs(todo, jobs, threads, cores, where, pull=pull)
+    streamed("repro", *(["--pull"] if pull else []))   # the runs are done: serve, report and anything else
 
 
 def streamed(*args: str) -> None:

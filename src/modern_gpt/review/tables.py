@@ -27,16 +27,18 @@ from typing import Any
 from ..changes.builtin import declared
 from ..config import ModelConfig
 from ..config.params import parse_yaml
-from ..config.sections import PARSERS
-from ..pipeline.families import CATALOGUE
+from ..config.sections import PARSERS, ReportConfig
+from ..pipeline.families import CATALOGUE, SCALE
 from ..pipeline.ladder import Row
 from ..pipeline.ladder_params import parse
-from ..records.stages import LadderName, Size
+from ..records.inputs import CorpusMeta
+from ..records.stages import Floor, LadderName, Size
 from ..reporting import outputs as files_of
 from ..reporting.catalogue import star_table
 from ..reporting.results import Ladder, RowResult, ladder_results
 from ..reporting.runs_csv import RunLine
 from ..reporting.scale import csv_rows as scale_csv_rows, tables as scale_tables
+from ..reporting.settings import Settings, report_settings
 from ..reporting.table import markdown_table
 from ..reporting.transfer import changes
 from ..settling.looks import Design, ladder_design
@@ -93,10 +95,10 @@ class ListedRun:
         return getattr(self.line, name)
 
 
-def judged(rows: list[Row], lines: list[RunLine], design: Design, raw: dict[str, Any], star: bool = False
+def judged(rows: list[Row], lines: list[RunLine], design: Design, report: ReportConfig, star: bool = False
            ) -> list[RowResult]:
-    """The rows judged as the report stage judges them (ladder_results), each on its runs in the list."""
-    report = PARSERS["report"](raw.get("report"), "report")
+    """The rows judged as the report stage judges them (ladder_results, at report:'s rule), each on its runs in
+    the list."""
     runs = [(r.slug, r.label, [ListedRun(x, x.params - embedding_params(r.config))
                                for x in sorted((x for x in lines if x.run == r.slug), key=lambda x: x.seed)])
             for r in rows]
@@ -112,26 +114,29 @@ def vocab(root: Path) -> int:
 def ladder_table(root: Path, report: str, lines: list[RunLine]) -> list[str]:
     """beyond.md's ladder table, or catalogue.md's star, as the report's function writes it from these runs."""
     raw = with_overlay(root, overlays.of(report))
-    p, design = parse(raw), designs(raw)[False]
+    p, design, rule = parse(raw), designs(raw)[False], PARSERS["report"](raw.get("report"), "report")
     if report == files_of.CATALOGUE:
         rows = p.star_rows(vocab(root))
         claims = (None, *(declared(CATALOGUE.parse(r.slug)["flag"]).claim for r in rows[1:]))
-        return [star_table(Ladder(LadderName.CATALOGUE, judged(rows, lines, design, raw, star=True), claims=claims))]
-    results = judged(p.beyond_rows(vocab(root)), lines, design, raw)
+        return [star_table(Ladder(LadderName.CATALOGUE, judged(rows, lines, design, rule, star=True), claims=claims))]
+    results = judged(p.beyond_rows(vocab(root)), lines, design, rule)
     seeds = design.on or len({r.val.n for r in results}) > 1
     return [markdown_table([(str(i), r) for i, r in enumerate(results)], design.level, seeds=seeds)]
 
 
-def floor_per_token(root: Path) -> float | None:
-    """The generated corpus's floor in nats per validation token, where its files are at hand (None: not)."""
+def settings(root: Path, raw: dict[str, Any]) -> Settings:
+    """The report's settings as the report stage makes them: report:, and the generated corpus's floor and the
+    validation split's characters per token where their files are at hand (else no floor)."""
     floor, meta = root / "data" / "generated" / "floor.json", root / "data" / "tokenized" / "meta.json"
     if not (floor.is_file() and meta.is_file()):
-        return None
-    val = json.loads(meta.read_text(encoding="utf-8"))["val"]
-    return json.loads(floor.read_text(encoding="utf-8"))["nats_per_char"] * val["chars"] / val["tokens"]
+        return report_settings(raw.get("report"))
+    val = CorpusMeta.from_dict(json.loads(meta.read_text(encoding="utf-8")), str(meta)).val
+    entropy = Floor.from_dict(json.loads(floor.read_text(encoding="utf-8")), str(floor)).nats_per_char
+    return report_settings(raw.get("report"), val_chars_per_token=val.chars / val.tokens, floor=entropy)
 
 
-def scale_ladders(raw: dict[str, Any], lines: list[RunLine], n_vocab: int) -> list[tuple[Size, list]]:
+def scale_ladders(raw: dict[str, Any], lines: list[RunLine], n_vocab: int, rule: ReportConfig
+                  ) -> list[tuple[Size, list]]:
     """(size, its rows judged) for model:'s size and every listed one, smallest N first, as by_size() gives them.
     The params are parsed with scale.sizes set aside: the plan's check of each size counts its parameters with the
     model's own code (torch), and the plan stage has made that check already."""
@@ -143,8 +148,8 @@ def scale_ladders(raw: dict[str, Any], lines: list[RunLine], n_vocab: int) -> li
         model = p.model if name is None else p.model.replace(head_dim=None, **sizes[name].given())
         rows = dataclasses.replace(p, model=model).rows(n_vocab)
         if name is not None:
-            rows = [dataclasses.replace(r, slug=f"scale_{name}_{r.slug}") for r in rows]
-        results = judged(rows, lines, at[name is not None], raw)
+            rows = [dataclasses.replace(r, slug=SCALE.slug(size=name, row=r.slug)) for r in rows]
+        results = judged(rows, lines, at[name is not None], rule)
         full, run = rows[-1].config, results[-1].runs[0]
         size = Size(name, full.n_layer, full.n_embd, full.n_head, full.n_kv_head, full.head_dim,
                     run.params_non_embedding, run.steps, run.steps * p.train.batch_size * full.block_size)
@@ -156,9 +161,9 @@ def scale_table(root: Path, lines: list[RunLine]) -> tuple[list[str], list[dict[
     """scale.md's tables and scale.csv's rows as reporting.scale writes them from these runs, and what they leave
     out: without the floor, the mean r of each size's table, the transfer table and the CSV's r columns."""
     raw = with_overlay(root, overlays.of(files_of.SCALE))
-    report = PARSERS["report"](raw.get("report"), "report")
-    floor = floor_per_token(root)
-    found = changes(scale_ladders(raw, lines, vocab(root)), floor, report.confidence, report.borderline)
+    s = settings(root, raw)
+    floor = s.floor_per_token
+    found = changes(scale_ladders(raw, lines, vocab(root), s), floor, s.confidence, s.borderline)
     made, rows = scale_tables(found, floor is not None), scale_csv_rows(found, floor is not None)
     if floor is not None:
         return made, rows, ""
