@@ -18,12 +18,13 @@ from modern_gpt.pipeline.plan import plan
 from modern_gpt.records.inputs import CorpusFile, CorpusMeta, SplitSize
 from modern_gpt.records.stages import LadderName
 from modern_gpt.reporting.catalogue import here
-from modern_gpt.settling.looks import Design, judge_looks, simulate_looks
+from modern_gpt.settling.looks import Design, judge_looks
+from modern_gpt.stats.sequential import simulate_looks
 from modern_gpt.reporting.results import Ladder, ladder_results
 from modern_gpt.reporting.comparisons import comparisons
 from modern_gpt.settling.asked import asked_seeds
-from modern_gpt.reporting.star import simulate_star
-from modern_gpt.reporting.stats import NO_EFFECT, SPREAD_SDS, Verdict, t_quantile
+from modern_gpt.stats.star import simulate_star
+from modern_gpt.stats.paired import NO_EFFECT, SPREAD_SDS, Verdict, t_quantile
 
 ROOT = Path(__file__).resolve().parents[1]
 

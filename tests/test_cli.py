@@ -15,7 +15,7 @@ from md_tables import cells
 from modern_gpt.cli import main
 from modern_gpt.config.params import project_params
 from modern_gpt.reporting.results import row_result
-from modern_gpt.reporting.stats import compare, verdict_text
+from modern_gpt.stats.paired import compare, verdict_text
 from modern_gpt.reporting.table import quick_line as format_row
 
 ROOT = Path(__file__).resolve().parents[1]

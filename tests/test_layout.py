@@ -162,3 +162,42 @@ def test_no_two_modules_import_each_other_but_the_listed_ones():
     graph = imports()
     assert graph.has_edge("modern_gpt.pipeline.plan", "modern_gpt.pipeline.sizes")        # the graph is read
     assert [c for c in nx.strongly_connected_components(graph) if len(c) > 1] == CYCLES
+
+
+def folder_graph() -> nx.DiGraph:
+    """Folders of src/modern_gpt/, an edge where a module of one imports a module of another."""
+    graph = nx.DiGraph()
+    for a, b in imports().edges():
+        if a != "modern_gpt" and folder(a) != folder(b):
+            graph.add_edge(folder(a), folder(b))
+    return graph
+
+
+def test_the_statistics_are_a_floor_and_reporting_settling_and_pipeline_import_one_way():
+    """stats/ (the paired rule, its simulations, the levels) imports neither settling nor reporting; settling stands on
+    it and imports neither pipeline nor reporting; no two of reporting, settling and pipeline import each other."""
+    graph = folder_graph()
+    assert graph.has_edge("settling/", "stats/") and graph.has_edge("reporting/", "stats/")     # the graph is read
+    below = nx.descendants(graph, "stats/")
+    assert not below & {"settling/", "reporting/", "pipeline/", "review/", "cli/"}, sorted(below)
+    three = ("reporting/", "settling/", "pipeline/")
+    both = [(a, b) for a in three for b in three if a < b and graph.has_edge(a, b) and graph.has_edge(b, a)]
+    assert both == []
+    assert not nx.descendants(graph, "settling/") & {"pipeline/", "reporting/"}
+
+
+def private_imports() -> list[str]:
+    """`from <module> import _name` where the module lies in another folder of src/modern_gpt/ than the importer."""
+    src, found = ROOT / "src", []
+    for path in src.rglob("*.py"):
+        name = ".".join(path.relative_to(src).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2 or (
+                    isinstance(node, ast.ImportFrom) and (node.module or "").startswith("modern_gpt.")):
+                names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                found += [f"{name}: from {'.' * node.level}{node.module} import {n}" for n in names]
+    return found
+
+
+def test_no_module_imports_another_folders_private_name():
+    assert private_imports() == []

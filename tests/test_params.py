@@ -21,7 +21,7 @@ from modern_gpt.records.stages import Floor, LadderName, Plan
 from modern_gpt.config.sections import OPTIONAL, PARSERS, SECTIONS, ReportConfig
 from modern_gpt.pipeline.ladder_params import check_all, parse, read_params
 from modern_gpt.reporting.settings import Settings, report_settings
-from modern_gpt.reporting.stats import BAND_SDS
+from modern_gpt.stats.paired import BAND_SDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from modern_gpt.reporting.findings import memorised, overfitting
 from modern_gpt.reporting.pages import build_main
 from modern_gpt.reporting.results import Ladder, Results, row_result
 from modern_gpt.reporting.settings import Settings, report_settings
-from modern_gpt.reporting.stats import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
+from modern_gpt.stats.paired import NO_EFFECT, NOT_SHOWN, SPREAD_SDS, verdict_text
 from modern_gpt.reporting.table import TABLE as COLUMNS, markdown_table
 
 

@@ -15,7 +15,7 @@ from md_tables import cells
 from modern_gpt.core.errors import DataError
 from modern_gpt.reporting.outputs import OVERLAY_FILES
 from modern_gpt.reporting.runs_csv import FIELDS, RunLine, from_csv, to_csv
-from modern_gpt.reporting.stats import Verdict, compare
+from modern_gpt.stats.paired import Verdict, compare
 from modern_gpt.review.check import stale, table_disagreements
 from modern_gpt.review.diff import review
 from modern_gpt.review.render import data, markdown
@@ -233,7 +233,7 @@ def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_
     the main table gives outside the band (better, worse or noise) is the same on the other. The kind of a noise
     verdict is not held: + GQA's equivalence margin is +0.0005 on one CPU and -0.0003 on the other (docs/statistics.md),
     and no band covers that margin yet."""
-    from modern_gpt.reporting.calibration import RERUN_SD_BY_FAMILY
+    from modern_gpt.stats.calibration import RERUN_SD_BY_FAMILY
     from modern_gpt.settling.looks import Design, judge_looks
     from modern_gpt.reporting.runs_csv import from_csv
     from modern_gpt.review.diff import by_slug, slug_diff

@@ -18,8 +18,9 @@ from modern_gpt.reporting.write import write_report
 from modern_gpt.reporting.results import Ladder, Results
 from modern_gpt.reporting.pages import build_scale
 from modern_gpt.reporting.settings import Settings
-from modern_gpt.reporting.stats import Verdict
-from modern_gpt.reporting.transfer import Transfer, changes, effects, simulate_transfer
+from modern_gpt.stats.paired import Verdict
+from modern_gpt.reporting.transfer import changes, effects
+from modern_gpt.stats.across_sizes import Transfer, simulate_transfer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -190,8 +191,8 @@ def test_an_effect_constant_across_sizes_is_rarely_called_appearing_or_fading(ef
 
 def test_the_simulation_finds_a_real_trend():
     """Not a test that cannot fail: an effect growing from 0 to 3 seed sds is called appearing most of the time."""
-    from modern_gpt.reporting.calibration import judge
-    from modern_gpt.reporting.transfer import classify
+    from modern_gpt.stats.calibration import judge
+    from modern_gpt.stats.across_sizes import classify
     import numpy as np
     rng = np.random.default_rng(3)
     ref = rng.standard_normal((2000, 2, SEEDS))

@@ -15,10 +15,12 @@ from fakes import ROOT, default, plan_files, refused
 
 from modern_gpt.settling.order import seed_order, sweep_looks, sweep_seed_order
 from modern_gpt.pipeline.ladder_params import check_all
-from modern_gpt.settling.looks import (CALIBRATION_TRIALS, LEVELS, Design, judge_looks, look_level, look_text, miscall, settles,
-                                        simulate_looks)
+from modern_gpt.settling.looks import Design, judge_looks, look_text, settles
+from modern_gpt.stats.sequential import (CALIBRATION_TRIALS, LEVELS_FILE, add_level, committed_levels, look_level,
+                                         miscall, simulate_looks)
+from modern_gpt.core.errors import ConfigError
 from modern_gpt.settling.asked import Asked, asked_seeds
-from modern_gpt.reporting.stats import SPREAD_SDS, Verdict
+from modern_gpt.stats.paired import SPREAD_SDS, Verdict
 
 LOOKS = (5, 8, 12, 20)
 
@@ -38,6 +40,31 @@ def settle(**values) -> dict:
 ])
 def test_a_bad_design_is_refused_in_one_line_before_any_run(values, message):
     refused(lambda: check_all(settle(**values)), message)
+
+
+def test_a_design_without_a_committed_level_is_refused_naming_the_command_that_adds_it_and_that_command_adds_it(
+        tmp_path):
+    """The plan refuses a design stats/levels.csv lacks (the report never simulates one), the main ladder's and the
+    grid's alike; the command it names adds the simulated level to the table, after which the design reads it (here
+    on a copy of the table)."""
+    lacking = settle(looks=[5, 9], scale_cap=None, runs={})
+    grid = settle(looks=[5, 8], scale_cap=None, runs={})      # 5, 8 is committed; the grid's 4, 5, 8 is not
+    grid["sweep"]["seeds"] = grid["seeds"][:4]
+    for raw, field, n in ((lacking, "settle.looks", [5, 9]),
+                          (grid, "the grid's looks (sweep.seeds' count, then settle.looks)", [4, 5, 8])):
+        with pytest.raises(ConfigError) as e:
+            check_all(raw)
+        looks = " ".join(map(str, n))
+        assert str(e.value) == (f"{field}={n}: no committed level for confidence 0.95, band 0.4; add it: "
+                                f"modern-gpt levels {looks} --confidence 0.95 --band 0.4")
+    table = tmp_path / "levels.csv"
+    table.write_bytes(LEVELS_FILE.read_bytes())
+    before = table.read_text(encoding="utf-8")
+    level = add_level([5, 9], 0.95, 0.4, "a test", table)
+    assert committed_levels(table)[((5, 9), 0.95, 0.4)] == level == look_level((5, 9)) and 0.95 < level < 1
+    assert table.read_text(encoding="utf-8") == before + f"5 9,0.95,0.4,{CALIBRATION_TRIALS},{level:g},a test\n"
+    assert add_level([5, 9], 0.95, 0.4, "again", table) == level and len(committed_levels(table)) == len(
+        before.splitlines())
 
 
 @pytest.mark.parametrize("runs, message", [
@@ -120,7 +147,7 @@ def test_the_calibration_rerun_small_keeps_the_one_look_error_and_the_other_targ
     """The simulation of the whole procedure, small: at 95% at every look, an effect as large as the spread is
     called no effect more often than one look calls it; at the calibrated level no more often (within the
     simulation's noise); A/A changes stay under 1% and a 3-sigma effect is found at least 88% of the time."""
-    level = Design(LOOKS, (), 0.95, 0.4).level                       # the committed table's (LEVELS)
+    level = Design(LOOKS, (), 0.95, 0.4).level                       # the committed table's (levels.csv)
     assert 0.95 < level < 0.9995 and level == round(level, 3)
     for rho in (0.0, 0.5):
         one = miscall(LOOKS[:1], 0.95, 0.4, rho, trials=8000)
@@ -174,12 +201,13 @@ def test_settle_adds_seeds_only_where_a_verdict_is_open_and_dvc_repro_of_the_res
 
 @pytest.mark.slow
 def test_each_committed_level_is_what_simulating_its_design_gives():
-    """LEVELS, the level each design of the committed params uses, simulated again (look_level, uncached): the
-    report reads the table, so this is what keeps it honest. About 15 s here (one core)."""
+    """stats/levels.csv, the level each design of the committed params (and of the end-to-end tests) uses, simulated
+    again (look_level, uncached): the report reads the table, so this is what keeps it honest. About 20 s here."""
     sweep = len(yaml.safe_load((ROOT / "params.yaml").read_text())["sweep"]["seeds"])     # the grid's own first look
-    assert {looks for looks, *_ in LEVELS} >= {tuple(LOOKS), tuple(LOOKS[:3]), sweep_looks(LOOKS, sweep)}
-    for (looks, confidence, band_sds, trials), level in LEVELS.items():
-        assert trials == CALIBRATION_TRIALS
+    levels = committed_levels()
+    assert {looks for looks, *_ in levels} >= {tuple(LOOKS), tuple(LOOKS[:3]), sweep_looks(LOOKS, sweep)}
+    assert len(levels) == len(LEVELS_FILE.read_text(encoding="utf-8").splitlines()) - 1     # every line at its trials
+    for (looks, confidence, band_sds), level in levels.items():
         assert look_level.__wrapped__(looks, confidence, band_sds) == level, looks
 
 

@@ -1,5 +1,5 @@
-"""Tests for modern_gpt.reporting.stats (t quantiles, seed summaries, spread-aware verdicts) and
-modern_gpt.reporting.calibration (the same rule on arrays, and how often it is wrong, simulated)."""
+"""Tests for modern_gpt.stats.paired (t quantiles, seed summaries, spread-aware verdicts) and
+modern_gpt.stats.calibration (the same rule on arrays, and how often it is wrong, simulated)."""
 
 import dataclasses
 import math
@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import t as student_t
 
 from modern_gpt.reporting.cells import mean_sd
-from modern_gpt.reporting.calibration import RERUN_SD, RERUN_SD_EARLIER, VERDICTS, judge, simulate
-from modern_gpt.reporting.stats import (
+from modern_gpt.stats.calibration import RERUN_SD, RERUN_SD_EARLIER, VERDICTS, judge, simulate
+from modern_gpt.stats.paired import (
     BAND_SDS, NO_EFFECT, NOT_SHOWN, RULE, SEEDS_CAP, SEEDS_NEEDED_METHOD, SPREAD_SDS, Summary, Verdict, compare,
     pooled_sd, rule, seeds_needed, summarize, t_quantile, verdict_text,
 )

@@ -18,7 +18,7 @@ from modern_gpt.reporting.results import Ladder, Results, SweepRow, ladder_resul
 from modern_gpt.settling.looks import Design
 from modern_gpt.reporting.settings import Settings
 from modern_gpt.settling.asked import Asked, asked_seeds
-from modern_gpt.reporting.stats import pct
+from modern_gpt.stats.paired import pct
 from modern_gpt.reporting.sweep import expected_max, selection_bias, spikes, sweep_cell, sweep_pairs
 from modern_gpt.training.loop import Watch, train
 

@@ -1,4 +1,4 @@
-"""`modern-gpt ablate|bench|sample|repro|reproduce|settle|shard|review|explain|import-config|export|import`, also `python -m
+"""`modern-gpt ablate|bench|sample|repro|reproduce|settle|levels|shard|review|explain|import-config|export|import`, also `python -m
 modern_gpt` and the book's `python modern_gpt.py --ablate`.
 
 The layout is the rule: every module directly in cli/ is a command module, and only those are. Each has an

@@ -1,7 +1,7 @@
 """`modern-gpt ablate` (the book's `python modern_gpt.py --ablate`): train each ladder row on each seed and print
 one table.
 
-Verdicts come from the same rule and the same function as the report's (reporting.stats.compare). The parser needs
+Verdicts come from the same rule and the same function as the report's (stats.paired.compare). The parser needs
 no model library: torch, training and the report's libraries are imported by the functions that use them, so
 `modern-gpt --help` starts none of them (tests/test_cli.py checks sys.modules).
 """

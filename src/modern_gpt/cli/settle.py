@@ -1,5 +1,7 @@
 """`modern-gpt settle [--jobs N|auto]`: more seeds only where a verdict is open, at the looks params.yaml's settle:
-fixed before any run (settling/, docs/statistics.md "Settling an open verdict").
+fixed before any run (settling/, docs/statistics.md "Settling an open verdict"). `modern-gpt levels LOOKS...`: the
+interval level of a design of looks, simulated once and committed (stats/levels.csv), which the plan requires of every
+design it judges at.
 
 It runs the pipeline as `modern-gpt repro` does, reads the report's results (the same files, the same rule), and
 for every comparison still open at a look adds the next look's seeds to each row it reads, as runs of settle.runs
@@ -15,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from ..config import params as params_file
-from ..config.sections import PARSERS, SettleConfig
+from ..config.sections import BAND_SDS, CONFIDENCE, PARSERS, SettleConfig
 from ..core.errors import ConfigError, DataError
 from .support.dvc_calls import stage_paths
 
@@ -29,6 +31,23 @@ def add_parsers(sub) -> None:
                    help="add seeds at most N times, then train them and stop (default 0: until settled or at the "
                         "cap); the same command later goes on from there")
     s.set_defaults(func=cmd_settle)
+    lv = sub.add_parser("levels", help="the interval level of a design of looks (settle.looks), simulated and "
+                                       "committed to src/modern_gpt/stats/levels.csv: the plan refuses a design "
+                                       "without one")
+    lv.add_argument("looks", type=int, nargs="+", metavar="N", help="the seed counts of the looks, increasing")
+    lv.add_argument("--confidence", type=float, default=CONFIDENCE, help="report.confidence (default %(default)s)")
+    lv.add_argument("--band", type=float, default=BAND_SDS, help="report.borderline (default %(default)s)")
+    lv.set_defaults(func=cmd_levels)
+
+
+def cmd_levels(args: argparse.Namespace) -> None:
+    from ..stats.sequential import LEVELS_FILE, add_level, committed_levels
+
+    have = len(committed_levels())
+    level = add_level(args.looks, args.confidence, args.band, "added by modern-gpt levels")
+    where = "added to" if len(committed_levels()) > have else "already in"
+    print(f"levels: looks {args.looks} at confidence {args.confidence:g}, band {args.band:g}: level {level:g} "
+          f"({where} {LEVELS_FILE})")
 
 
 def cmd_settle(args: argparse.Namespace) -> None:

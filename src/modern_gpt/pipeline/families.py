@@ -13,6 +13,8 @@ import string
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..config.sections import PARSERS
+
 
 @dataclass(frozen=True)
 class Family:
@@ -82,10 +84,9 @@ def settle_stage(slug: str, seed: int) -> str:
 
 
 def settle_runs(params: Mapping[str, Any]) -> dict[str, Any]:
-    """params.yaml's settle.runs (raw), {} without it."""
-    settle = params.get("settle") if isinstance(params, Mapping) else None
-    runs = settle.get("runs") if isinstance(settle, Mapping) else None
-    return dict(runs) if isinstance(runs, Mapping) else {}
+    """params.yaml's settle.runs, read by settle:'s one parser (config.sections' SettleConfig, as the plan, review
+    and `modern-gpt settle` read it): {} without the section, a one-line ConfigError for a bad entry."""
+    return dict(PARSERS["settle"](params.get("settle"), "settle").runs)
 
 
 # The serve stages: one per ladder row, the run of seed serve.run_seed generating.

@@ -20,6 +20,7 @@ from ..core.errors import ConfigError
 from .families import BEYOND
 from .ladder import Row, beyond, ladder, leave_one_out, star
 from .sizes import SizeLadder, size_ladders
+from ..settling.looks import check_levels
 
 @dataclass(frozen=True)
 class Params:
@@ -171,6 +172,9 @@ def check_all(raw: dict) -> Params:
     serve = checked["serve"]
     if serve.run_seed not in p.seeds:
         raise ConfigError(f"serve.run_seed={serve.run_seed}: must be one of seeds ({p.seeds}), the runs there are")
+    report = checked["report"]
+    check_levels(p.settle.looks, p.settle.scale_cap, len(p.sweep.seeds) if p.sweep.lr and p.sweep.rows else None,
+                 report.confidence, report.borderline)
     return p
 
 

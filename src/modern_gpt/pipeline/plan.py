@@ -84,5 +84,6 @@ def plan(p: Params, meta: CorpusMeta) -> tuple[dict[str, RowConfig], Plan]:
         rerun_perturbation=perturbed.init_perturbation, match_params=p.ablation.match_params,
         sweep=SweepPlan(p.train.lr, tuple(sweep), tuple(p.sweep.seeds)), sizes=tuple(s.size for s in at_sizes),
         looks=tuple(p.settle.looks) if p.settle.on else (), scale_cap=p.settle.scale_cap,
-        added=added_seeds(p, looks_of(p, rows + beyond[1:] + starred[1:], [r for at, _ in others for r in at], sweep)),
+        added=added_seeds(p, looks_of(p, [r.slug for r in rows + beyond[1:] + starred[1:]],
+                                            [r.slug for at, _ in others for r in at], sweep)),
     )

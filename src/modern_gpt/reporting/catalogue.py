@@ -1,7 +1,7 @@
 """reports/catalogue.md: each change alone on the book's design (a star: every row is row 0 plus one change, each
 compared with row 0 by the main table's rule, spread, band and looks), its verdict beside its paper's claim in words
 a reader can scan. No tally of claims that held is printed: with several comparisons the chance that one of them is
-wrong is larger than any one's (reporting/star.py simulates it; docs/catalogue.md quotes the figures)."""
+wrong is larger than any one's (stats/star.py simulates it; docs/catalogue.md quotes the figures)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .cells import interval, mean_sd, millions, num, verdict
 from ..settling.looks import Look, ruled_out
 from .pages import looks_paragraph
 from .results import Ladder, Results, RowResult
-from .stats import NO_EFFECT, SEEDS_NEEDED_METHOD, SPREAD_SDS, Verdict, rule
+from ..stats.paired import NO_EFFECT, SEEDS_NEEDED_METHOD, SPREAD_SDS, Verdict, rule
 from . import wording as W
 
 EFFECT_WORDS = {"lower": "lower val loss", "higher": "higher val loss", "none": "no change in val loss"}

@@ -11,7 +11,7 @@ import math
 import re
 
 from ..settling.looks import Look, look_text
-from .stats import Comparison, Summary, Verdict, verdict_text
+from ..stats.paired import Comparison, Summary, Verdict, verdict_text
 
 
 def num(x: float | None, digits: int = 4, sign: bool = False) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..settling.asked import Asked
 from .results import Results, full_look
 from .scale import scale_changes, size_name, by_size
-from .transfer import Transfer
+from ..stats.across_sizes import Transfer
 
 
 def comparisons(results: Results) -> list[Asked]:

@@ -15,7 +15,7 @@ from ..serving.kv_cache import human
 from .cells import fence, interval, margins, mean_sd, num, verdict
 from .results import Holds, Rerun, RowResult, SweepCell, SweepPair, SweepRow
 from .settings import Settings
-from .stats import pct, pooled_sd
+from ..stats.paired import pct, pooled_sd
 from . import wording as W
 from .sweep import selection_bias
 

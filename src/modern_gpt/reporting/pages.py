@@ -23,7 +23,7 @@ from .results import Ladder, Results, RowResult, full_look
 from .scale import csv_rows, scale_changes, scale_provenance, size_name, by_size, tables
 from .extra_sections import rerun_section, serving_section, sweep_section
 from .settings import Settings
-from .stats import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, pct, rule
+from ..stats.paired import NO_EFFECT, NOT_SHOWN, SEEDS_NEEDED_METHOD, SPREAD_SDS, Comparison, Verdict, compare, pct, rule
 from .table import csv_row, markdown_table
 from . import wording as W
 

@@ -13,7 +13,7 @@ from ..records.run_record import RunRecord
 from ..records.stages import LadderName, ServeRecord, Size
 from ..settling.looks import Design, Look, judge_looks
 from .settings import Settings
-from .stats import Comparison, Summary, Verdict, compare, summarize
+from ..stats.paired import Comparison, Summary, Verdict, compare, summarize
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from ..records.stages import LadderName, Size
 from .cells import interval, millions, num, verdict
 from .provenance import code_line, machine_line
 from .results import Results, RowResult
-from .stats import Verdict, pct, verdict_text
-from .transfer import ChangeAcrossSizes, Transfer, changes
+from ..stats.paired import Verdict, pct, verdict_text
+from ..stats.across_sizes import Transfer
+from .transfer import ChangeAcrossSizes, changes
 
 
 def size_name(size: Size) -> str:

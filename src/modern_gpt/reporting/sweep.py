@@ -19,7 +19,7 @@ from typing import Sequence
 from ..records.run_record import RunRecord
 from ..settling.looks import Design, judge_looks
 from .results import RowResult, SweepCell, SweepPair, SweepRow
-from .stats import pooled_sd, summarize
+from ..stats.paired import pooled_sd, summarize
 
 
 def spikes(losses: Sequence[float], threshold: float, start: int = 0) -> int:

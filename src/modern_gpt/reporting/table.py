@@ -14,7 +14,7 @@ from tabulate import tabulate
 
 from .cells import interval, margins, mean_sd, millions, num, verdict
 from .results import RowResult
-from .stats import Comparison, Summary, pct, verdict_text
+from ..stats.paired import Comparison, Summary, pct, verdict_text
 
 
 @dataclass(frozen=True)

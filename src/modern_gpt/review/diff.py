@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.sections import PARSERS
-from ..reporting.calibration import RERUN_SD, RERUN_SD_BY_FAMILY
+from ..stats.calibration import RERUN_SD, RERUN_SD_BY_FAMILY
 from ..reporting.runs_csv import RunLine
-from ..reporting.stats import Comparison, Summary, compare, pooled_sd, summarize
+from ..stats.paired import Comparison, Summary, compare, pooled_sd, summarize
 from .sides import Side
 
 # A slug whose inputs did not change may still move on another CPU: each run by about its family's RERUN_SD of the
-# seed sd of the slug's runs, rms (measured between two CPUs: reporting/calibration.py). The largest of a slug's
+# seed sd of the slug's runs, rms (measured between two CPUs: stats/calibration.py). The largest of a slug's
 # moves past this many of those is more than rounding explains: on the measured pair of CPUs, one slug of 11
 # (tests/test_review.py).
 RERUN_BAND_RUNS = 4.0

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from ..core.errors import ConfigError
 from ..config.params import parse_yaml, sections
-from ..config.sections import PARSERS
+from ..pipeline.families import settle_runs
 from ..reporting import outputs
 
 FOLDER = Path("reports", outputs.OVERLAYS)   # one file per off-by-default report: <report>.yaml
@@ -80,10 +80,8 @@ def apply(text: str, overlays: list[Mapping[str, Any]]) -> str:
 def added_runs(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
     """The settle.runs entries of `after` (raw params) that `before` has not: what a settle round wrote, each read
     by settle:'s one parser (config.sections' SettleConfig)."""
-    def runs(p: Mapping[str, Any]) -> Mapping[str, Any]:
-        return PARSERS["settle"](p.get("settle"), "settle").runs
-    old = runs(before)
-    return {k: dict(v) for k, v in runs(after).items() if k not in old}
+    old = settle_runs(before)
+    return {k: dict(v) for k, v in settle_runs(after).items() if k not in old}
 
 
 def with_runs(name: str, runs: Mapping[str, Any], root: Path = Path(".")) -> None:

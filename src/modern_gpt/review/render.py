@@ -8,7 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..reporting.cells import interval, num, verdict
-from ..reporting.stats import Verdict
+from ..stats.paired import Verdict
 from .diff import RERUN_BAND_RUNS, Review, SlugDiff
 
 TITLE = "## modern-gpt review"

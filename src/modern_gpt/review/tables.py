@@ -72,9 +72,9 @@ def designs(raw: dict[str, Any]) -> dict[bool, Design]:
     seeds = PARSERS["seeds"](raw.get("seeds"), "seeds")
     aa_seeds = PARSERS["ablation"](raw.get("ablation"), "ablation").aa_seeds
     report = PARSERS["report"](raw.get("report"), "report")
-    most = len(seeds) + max(map(len, settle.added().values()), default=0)
-    return {sized: ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, most, report.confidence,
-                                 report.borderline, settle.scale_cap if sized else None) for sized in (False, True)}
+    return {sized: ladder_design(tuple(settle.looks) if settle.on else (), seeds, aa_seeds, settle.added().values(),
+                                 report.confidence, report.borderline, settle.scale_cap if sized else None)
+            for sized in (False, True)}
 
 
 def embedding_params(cfg: ModelConfig) -> int:

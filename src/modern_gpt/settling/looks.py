@@ -11,36 +11,21 @@ seeds its rows gain later for another comparison; an open one (borderline, or "n
 next look's seeds on both sides, and at the cap it stays open. The spread is re-estimated at each look from the
 seeds judged there, as compare() does; the simulation covers that.
 
-simulate_looks() runs the whole adaptive procedure for many comparisons at once with calibration.judge() (the
-report's rule on arrays; a test holds it to compare()), a rerun on another machine replaying the recorded looks.
+The statistics beneath it (the rule, the levels, the procedure simulated) are stats/'s: this module decides which
+seeds a comparison is judged on, and reads each design's level from the committed table (stats/levels.csv).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping, Optional, Sequence
-
-import numpy as np
+from typing import Iterable, Mapping, Optional, Sequence
 
 from ..config.sections import BAND_SDS, CONFIDENCE
 from ..records.stages import Plan
-from .order import seed_order, sweep_looks, sweep_seed_order
-from ..reporting.calibration import CHUNK, CODE, Rates, judge
-from ..reporting.stats import NO_EFFECT, SPREAD_SDS, Comparison, Verdict, compare, t_quantile, verdict_text
-
-CALIBRATION_TRIALS = 20_000      # per evaluation of look_level's bisection: the level is deterministic from them
-CALIBRATION_SEED = 20261205
-CALIBRATION_CORRELATIONS = (0.0, 0.5)   # seed correlations the level must hold at (the larger level is taken)
-# Each design's level, computed once by look_level's simulation and committed: (looks, confidence, band_sds,
-# trials) → the level. The designs of the committed params: a report reads its level here, and simulates only a
-# design this lacks (tests/test_settle.py simulates each entry again: slow, about 3 minutes here).
-LEVELS = {
-    ((5, 8, 12, 20), 0.95, 0.4, CALIBRATION_TRIALS): 0.992,      # settle.looks: the main and second ladders, the star
-    ((5, 8, 12), 0.95, 0.4, CALIBRATION_TRIALS): 0.987,          # up to settle.scale_cap: the scale ladders
-    ((3, 5, 8, 12, 20), 0.95, 0.4, CALIBRATION_TRIALS): 0.999,   # sweep.seeds' 3, then settle.looks: the grid
-}
+from .order import most_seeds, seed_order, sweep_looks, sweep_seed_order
+from ..stats.paired import NO_EFFECT, Comparison, Verdict, compare, t_quantile, verdict_text
+from ..stats.sequential import committed_level
 
 
 def settles(c: Comparison) -> bool:
@@ -66,12 +51,9 @@ class Design:
 
     @property
     def level(self) -> float:
-        """The interval level at every look: report.confidence with one look, else the committed table's (LEVELS),
-        else look_level's simulation."""
-        if not self.on:
-            return self.confidence
-        committed = LEVELS.get((self.looks, self.confidence, self.band_sds, CALIBRATION_TRIALS))
-        return committed if committed is not None else look_level(self.looks, self.confidence, self.band_sds)
+        """The interval level at every look: report.confidence with one look, else the committed table's
+        (stats/levels.csv); a design it lacks is refused in one line naming the command that adds it."""
+        return committed_level(self.looks, self.confidence, self.band_sds) if self.on else self.confidence
 
     def after(self, n: int) -> Optional[int]:
         """The next look after n seeds (None: n is at or past the cap)."""
@@ -126,17 +108,16 @@ def look_text(look: Look) -> str:
 def design(plan: Plan, scale: bool, confidence: float, band_sds: float) -> Design:
     """A ladder's looks: settle.looks (a scale ladder's up to settle.scale_cap); off, one look on every seed a row
     ran (the base seeds, and those settle.runs lists), its seed order long enough for them all."""
-    most = len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
-    return ladder_design(plan.looks, plan.seeds, plan.aa_seeds, most, confidence, band_sds,
+    return ladder_design(plan.looks, plan.seeds, plan.aa_seeds, [a.seeds for a in plan.added], confidence, band_sds,
                          plan.scale_cap if scale else None)
 
 
-def ladder_design(looks: Sequence[int], seeds: Sequence[int], aa_seeds: Sequence[int], most: int, confidence: float,
-                  band_sds: float, cap: Optional[int] = None) -> Design:
+def ladder_design(looks: Sequence[int], seeds: Sequence[int], aa_seeds: Sequence[int], added: Iterable[Sequence[int]],
+                  confidence: float, band_sds: float, cap: Optional[int] = None) -> Design:
     """design() from the plan's pieces (review --check builds them from params.yaml): `looks` empty is off, one look
-    on up to `most` seeds (seeds: and the most settle.runs gave one slug); `cap` a scale ladder's last look."""
+    on every seed a row ran (`added`: the seeds settle.runs gave each slug); `cap` a scale ladder's last look."""
     if not looks:
-        return Design((len(seeds),), seed_order(seeds, aa_seeds, most), confidence, band_sds)
+        return Design((len(seeds),), seed_order(seeds, aa_seeds, most_seeds(seeds, added)), confidence, band_sds)
     looks = tuple(k for k in looks if cap is None or k <= cap)
     return Design(looks, seed_order(seeds, aa_seeds, looks[-1]), confidence, band_sds)
 
@@ -145,7 +126,7 @@ def sweep_design(plan: Plan, confidence: float, band_sds: float) -> Design:
     """The learning-rate grid's looks: sweep.seeds' count, then settle.looks past it (off: one look, on every seed a
     pair's runs have, its seed order long enough for them all)."""
     looks = sweep_looks(plan.looks, len(plan.sweep.seeds))
-    most = looks[-1] if plan.looks else len(plan.seeds) + max((len(a.seeds) for a in plan.added), default=0)
+    most = looks[-1] if plan.looks else most_seeds(plan.seeds, [a.seeds for a in plan.added])
     return Design(looks, sweep_seed_order(plan.sweep.seeds, plan.seeds, plan.aa_seeds, most), confidence, band_sds)
 
 
@@ -171,113 +152,16 @@ def judge_looks(row: Mapping[int, Optional[float]], ref: Mapping[int, Optional[f
     return Look(c, tuple(prefix[:looks[-1]]), False, design.after(looks[-1]), design)
 
 
-# ----------------------------------------------------------------------------- the whole procedure, simulated
-@dataclass(frozen=True)
-class LooksCalibration(Rates):
-    """simulate_looks()'s counts over `trials` comparisons."""
-    trials: int
-    better: int
-    worse: int
-    no_effect: int                   # settled as noise of the kind no effect larger than the spread
-    open_at_cap: int                 # still open at the last look
-    seeds: int                       # seeds per row judged, summed over trials (the look that ended each)
-    flips: int = 0                   # settled comparisons whose rerun, judged at the same look without the band,
-    contradictions: int = 0          # gives another verdict; ... whose rerun is settled, on another verdict
-
-    @property
-    def settled(self) -> int:
-        return self.better + self.worse + self.no_effect
-
-    @property
-    def mean_seeds(self) -> float:
-        return self.seeds / self.trials
-
-
-NOISES = ("normal", "t3")            # seed noise: normal, or Student t with 3 degrees of freedom (unit variance)
-
-
-def _noise(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> np.ndarray:
-    if kind == "normal":
-        return rng.standard_normal(shape)
-    if kind == "t3":
-        return rng.standard_t(3, shape) / math.sqrt(3.0)
-    raise ValueError(f"noise {kind!r}: allowed are {', '.join(NOISES)}")
-
-
-def simulate_looks(effect_sd: float, looks: Sequence[int], trials: int, seed: int, *, pair_correlation: float = 0.0,
-                   confidence: float = CONFIDENCE, band_sds: float = BAND_SDS, noise: str = "normal",
-                   rerun_sd: Optional[float] = None) -> LooksCalibration:
-    """The adaptive procedure on simulated row/ref pairs (calibration.simulate's model: sd 1, a shared per-seed
-    part correlating a seed's two values, the row's mean effect_sd): each pair is judged at the first look, and only
-    a pair still open is judged at the next, on more seeds, until it settles or reaches the last look. `confidence`
-    is the level at every look. rerun_sd: each run rerun on another machine (the same seeds, its own part partly
-    redrawn, rerun - original of sd rerun_sd), judged at the look the original settled at."""
-    looks = tuple(looks)
-    cap = looks[-1]
-    own_var = 1.0 - pair_correlation
-    keep = 1.0 if rerun_sd is None else 1.0 - rerun_sd ** 2 / (2.0 * own_var)
-    rng = np.random.default_rng(seed)
-    shared_w, own_w, fresh_w = math.sqrt(pair_correlation), math.sqrt(own_var), math.sqrt(max(0.0, 1.0 - keep ** 2))
-    counts = dict(better=0, worse=0, no_effect=0, open_at_cap=0, seeds=0, flips=0, contradictions=0)
-    settled_codes = np.array([CODE[v] for v in (Verdict.BETTER, Verdict.WORSE, Verdict.NOISE)])
-    for start in range(0, trials, CHUNK):
-        m = min(CHUNK, trials - start)
-        common, own_ref, own_row = (_noise(rng, noise, (m, cap)) for _ in range(3))
-        ref = shared_w * common + own_w * own_ref
-        row = effect_sd + shared_w * common + own_w * own_row
-        if rerun_sd is not None:
-            fresh_ref, fresh_row = (_noise(rng, noise, (m, cap)) for _ in range(2))
-            again_ref = ref + own_w * ((keep - 1.0) * own_ref + fresh_w * fresh_ref)
-            again_row = row + own_w * ((keep - 1.0) * own_row + fresh_w * fresh_row)
-        active = np.ones(m, dtype=bool)
-        for i, n in enumerate(looks):
-            j = judge(row[:, :n], ref[:, :n], confidence=confidence, band_sds=band_sds)
-            better, worse = j.code == CODE[Verdict.BETTER], j.code == CODE[Verdict.WORSE]
-            done = active & (better | worse | j.no_effect)
-            counts["better"] += int((done & better).sum())
-            counts["worse"] += int((done & worse).sum())
-            counts["no_effect"] += int((done & j.no_effect).sum())
-            counts["seeds"] += n * int(done.sum())
-            if rerun_sd is not None and done.any():
-                a = judge(again_row[done, :n], again_ref[done, :n], confidence=confidence, band_sds=band_sds)
-                code = j.code[done]
-                counts["flips"] += int((a.unbanded != code).sum())
-                counts["contradictions"] += int((np.isin(a.code, settled_codes) & (a.code != code)).sum())
-            active &= ~done
-            if i == len(looks) - 1:
-                counts["open_at_cap"] += int(active.sum())
-                counts["seeds"] += n * int(active.sum())
-    return LooksCalibration(trials=trials, **counts)
-
-
-def miscall(looks: Sequence[int], confidence: float, band_sds: float, pair_correlation: float,
-            trials: int = CALIBRATION_TRIALS, noise: str = "normal") -> float:
-    """The share of comparisons whose true effect is as large as the spread that the procedure calls "no effect
-    larger than the spread": the error that looking again inflates (the spread keeps false changes flat)."""
-    return simulate_looks(SPREAD_SDS, looks, trials, CALIBRATION_SEED, pair_correlation=pair_correlation,
-                          confidence=confidence, band_sds=band_sds, noise=noise).no_effect / trials
-
-
-@lru_cache(maxsize=64)
-def look_level(looks: tuple[int, ...], confidence: float = CONFIDENCE, band_sds: float = BAND_SDS) -> float:
-    """The level of every look's interval: the lowest (bisected, then rounded up to 0.1%) at which the whole
-    procedure over `looks` calls a true effect as large as the spread "no effect larger than the spread" no more
-    often than one look at looks[0] seeds and `confidence` does under the same noise, at each seed correlation of
-    CALIBRATION_CORRELATIONS and each noise of NOISES (normal, and heavy-tailed); the highest of those levels.
-    Deterministic:
-    the simulation's draws are fixed (CALIBRATION_SEED), the same at every level tried."""
+def check_levels(looks: Sequence[int], scale_cap: Optional[int], sweep_seeds: Optional[int], confidence: float,
+                 band_sds: float) -> None:
+    """Before anything trains (the plan): every design these params judge at has a committed level (stats/levels.csv),
+    else a one-line refusal naming the design and the command that adds it. `looks`: settle.looks ([] off);
+    `scale_cap`: settle.scale_cap; `sweep_seeds`: sweep.seeds' count where the grid is on, else None."""
     if len(looks) < 2:
-        return confidence
-    levels = []
-    for noise in NOISES:
-        for rho in CALIBRATION_CORRELATIONS:
-            target = miscall(looks[:1], confidence, band_sds, rho, noise=noise)
-            lo, hi = confidence, 0.9995
-            if miscall(looks, lo, band_sds, rho, noise=noise) <= target:
-                levels.append(lo)
-                continue
-            for _ in range(11):
-                mid = 0.5 * (lo + hi)
-                lo, hi = (lo, mid) if miscall(looks, mid, band_sds, rho, noise=noise) <= target else (mid, hi)
-            levels.append(hi)
-    return min(0.9995, math.ceil(max(levels) * 1000.0 - 1e-9) / 1000.0)
+        return
+    committed_level(tuple(looks), confidence, band_sds, "settle.looks")
+    if scale_cap is not None and scale_cap != looks[-1]:
+        committed_level(tuple(k for k in looks if k <= scale_cap), confidence, band_sds,
+                        f"settle.looks up to settle.scale_cap={scale_cap}")
+    if sweep_seeds is not None and (grid := sweep_looks(looks, sweep_seeds)) != tuple(looks):
+        committed_level(grid, confidence, band_sds, "the grid's looks (sweep.seeds' count, then settle.looks)")

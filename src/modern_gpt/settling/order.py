@@ -5,15 +5,19 @@ row's, its seeds the order's next ones up to a look). The report judges by the s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Iterable, Protocol, Sequence
 
+from ..config.sections import AblationConfig, SettleConfig, SweepConfig
 from ..core.errors import ConfigError
-from ..records.stages import AddedSeeds
+from ..records.stages import AddedSeeds, SweepPlanRow
 
-if TYPE_CHECKING:
-    from ..pipeline.ladder import Row
-    from ..pipeline.ladder_params import Params
-    from ..records.stages import SweepPlanRow
+
+class Sections(Protocol):
+    """The checked params sections the order reads (the plan's pipeline.ladder_params.Params has them)."""
+    seeds: list[int]
+    ablation: AblationConfig
+    sweep: SweepConfig
+    settle: SettleConfig
 
 
 def seed_order(seeds: list[int] | tuple[int, ...], taken: list[int] | tuple[int, ...], count: int) -> tuple[int, ...]:
@@ -25,6 +29,11 @@ def seed_order(seeds: list[int] | tuple[int, ...], taken: list[int] | tuple[int,
             out.append(k)
         k += 1
     return tuple(out)
+
+
+def most_seeds(seeds: Sequence[int], added: Iterable[Sequence[int]]) -> int:
+    """The most seeds any run slug has: the base seeds, and the most settle.runs gave one slug."""
+    return len(seeds) + max(map(len, added), default=0)
 
 
 def sweep_looks(looks: list[int] | tuple[int, ...], first: int) -> tuple[int, ...]:
@@ -50,7 +59,7 @@ class Looks:
     looks: tuple[int, ...]
 
 
-def added_seeds(p: Params, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]:
+def added_seeds(p: Sections, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]:
     """settle.runs, checked against the slugs the looks judge (`looks_of`: a ladder row's, a grid run's): each run's
     slug is one of them, and its added seeds are its seed order's next ones up to one of its looks."""
     out = []
@@ -78,16 +87,16 @@ def added_seeds(p: Params, looks_of: dict[str, Looks]) -> tuple[AddedSeeds, ...]
     return tuple(out)
 
 
-def looks_of(p: Params, rows: list[Row], sized: list[Row], sweep: list[SweepPlanRow]) -> dict[str, Looks]:
-    """Each slug settle may add seeds to, and how: the ladders' rows (`rows`; a scale ladder's, `sized`, up to
-    settle.scale_cap) and the learning-rate grid's runs (from sweep.seeds, then the looks past its count)."""
+def looks_of(p: Sections, rows: Sequence[str], sized: Sequence[str], sweep: Sequence[SweepPlanRow]) -> dict[str, Looks]:
+    """Each slug settle may add seeds to, and how: the ladders' rows (`rows`, their slugs; a scale ladder's, `sized`, up
+    to settle.scale_cap) and the learning-rate grid's runs (from sweep.seeds, then the looks past its count)."""
     looks = tuple(p.settle.looks) if p.settle.on else (len(p.seeds),)
     cap = looks[-1]
     order = seed_order(p.seeds, p.ablation.aa_seeds, cap)
     scaled = tuple(k for k in looks if k <= (p.settle.scale_cap or cap))
     at_sweep = sweep_looks(p.settle.looks if p.settle.on else (), len(p.sweep.seeds))
     sweep_order = sweep_seed_order(p.sweep.seeds, p.seeds, p.ablation.aa_seeds, at_sweep[-1])
-    out = {r.slug: Looks(tuple(p.seeds), order, looks) for r in rows}
-    out |= {r.slug: Looks(tuple(p.seeds), order[:scaled[-1]], scaled) for r in sized}
+    out = {slug: Looks(tuple(p.seeds), order, looks) for slug in rows}
+    out |= {slug: Looks(tuple(p.seeds), order[:scaled[-1]], scaled) for slug in sized}
     out |= {x.slug: Looks(tuple(p.sweep.seeds), sweep_order, at_sweep) for g in sweep for x in g.runs}
     return out

@@ -1,4 +1,4 @@
-"""How often the rule is wrong, simulated (docs/statistics.md, "How honest the rule is"): reporting.stats's rule
+"""How often the rule is wrong, simulated (docs/statistics.md, "How honest the rule is"): paired.compare's rule
 judged on many simulated comparisons at once, and the measured rerun noise the simulation is held to.
 
 judge() is compare()'s rule on (comparisons, seeds) arrays, each verdict an index into VERDICTS (code;
@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 
 from ..config.sections import BAND_SDS, CONFIDENCE
-from .stats import SPREAD_SDS, Verdict, t_quantile
+from .paired import SPREAD_SDS, Verdict, t_quantile
 
 VERDICTS = tuple(Verdict)                                # judge()'s codes index this
 CODE = {v: i for i, v in enumerate(VERDICTS)}            # a Verdict -> its code

@@ -1,6 +1,6 @@
 """A star of comparisons: every row against one shared row 0 (the catalogue), judged at the looks. Simulated here to
 show what sharing row 0 does and does not do: each comparison follows its own looks on the seeds it and row 0 both
-ran, so its error rates are a lone comparison's (simulate_looks'); the comparisons are correlated through row 0, so
+ran, so its error rates are a lone comparison's (sequential.simulate_looks'); the comparisons are correlated through row 0, so
 the chance that at least one of them errs (the family-wise rate) grows with their number; and row 0 needs as many
 seeds as the largest look any comparison reaches (docs/catalogue.md quotes the figures; tests/test_catalogue.py
 holds the first against simulate_looks).
@@ -15,9 +15,9 @@ from typing import Sequence
 import numpy as np
 
 from ..config.sections import BAND_SDS, CONFIDENCE
-from .calibration import CHUNK, CODE, judge
-from ..settling.looks import _noise
-from .stats import Verdict
+from .calibration import CHUNK, CODE
+from .paired import Verdict
+from .sequential import OPEN, draw_noise, settle_at
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,8 @@ def simulate_star(effects_sd: Sequence[float], looks: Sequence[int], trials: int
                   noise: str = "normal") -> StarCalibration:
     """The adaptive procedure on simulated stars: row 0 and one row per effect (in units of the seed sd), every row
     sharing a per-seed part with row 0 and each other (`pair_correlation`: a seed's batches are every row's). Each
-    comparison is judged at the first look, and only one still open at the next, on row 0's first n seeds and its
-    own, as simulate_looks judges a lone pair; row 0 holds the largest look any comparison reached."""
+    comparison follows its own looks on row 0's first n seeds and its own (sequential.settle_at, as
+    simulate_looks judges a lone pair); row 0 holds the largest look any comparison reached."""
     looks, m, cap = tuple(looks), len(effects_sd), looks[-1]
     rng = np.random.default_rng(seed)
     shared_w, own_w = math.sqrt(pair_correlation), math.sqrt(1.0 - pair_correlation)
@@ -46,26 +46,22 @@ def simulate_star(effects_sd: Sequence[float], looks: Sequence[int], trials: int
     familywise, at_look = 0, np.zeros(len(looks), dtype=int)
     for start in range(0, trials, CHUNK):
         n_ = min(CHUNK, trials - start)
-        common = _noise(rng, noise, (n_, cap))
-        ref = shared_w * common + own_w * _noise(rng, noise, (n_, cap))
+        common = draw_noise(rng, noise, (n_, cap))
+        ref = shared_w * common + own_w * draw_noise(rng, noise, (n_, cap))
         reached = np.zeros(n_, dtype=int)                # index of the largest look any comparison ended at
         false_call = np.zeros(n_, dtype=bool)
         for k, effect in enumerate(effects_sd):
-            row = effect + shared_w * common + own_w * _noise(rng, noise, (n_, cap))
-            active = np.ones(n_, dtype=bool)
-            for i, n in enumerate(looks):
-                j = judge(row[:, :n], ref[:, :n], confidence=confidence, band_sds=band_sds)
-                better, worse = j.code == CODE[Verdict.BETTER], j.code == CODE[Verdict.WORSE]
-                done = active & (better | worse | j.no_effect)
-                counts["better"][k] += int((done & better).sum())
-                counts["worse"][k] += int((done & worse).sum())
-                counts["no_effect"][k] += int((done & j.no_effect).sum())
-                if effect == 0:
-                    false_call |= done & (better | worse)
-                ended = done | (active & (i == len(looks) - 1))
-                reached = np.where(ended, np.maximum(reached, i), reached)
-                active &= ~done
-            counts["open_at_cap"][k] += int(active.sum())
+            row = effect + shared_w * common + own_w * draw_noise(rng, noise, (n_, cap))
+            s = settle_at(row, ref, looks, confidence, band_sds)
+            settled = s.look != OPEN
+            better, worse = settled & (s.code == CODE[Verdict.BETTER]), settled & (s.code == CODE[Verdict.WORSE])
+            counts["better"][k] += int(better.sum())
+            counts["worse"][k] += int(worse.sum())
+            counts["no_effect"][k] += int(s.no_effect.sum())
+            counts["open_at_cap"][k] += int((~settled).sum())
+            if effect == 0:
+                false_call |= better | worse
+            reached = np.maximum(reached, s.reached(len(looks) - 1))
         familywise += int(false_call.sum())
         at_look += np.bincount(reached, minlength=len(looks))
     return StarCalibration(trials, *(tuple(int(x) for x in counts[k]) for k in ("better", "worse", "no_effect",

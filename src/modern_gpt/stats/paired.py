@@ -5,7 +5,7 @@ spread, you do not have an effect." The spread is a threshold that does not grow
 the number of seeds: SPREAD_SDS pooled seed sds, what three seeds of one row typically
 span. Losses are lower-is-better; a seed whose value is None, NaN or +/-inf counts as
 diverged: it is excluded from every statistic but always counted and shown, never
-silently dropped. compare() decides one comparison; reporting.calibration judges many at
+silently dropped. compare() decides one comparison; stats.calibration judges many at
 once by the same rule, to measure how often the rule is wrong (its docstring says why the
 rule's arithmetic is written twice, and which test holds the two equal).
 """
@@ -18,7 +18,6 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Optional, Sequence
 
-from scipy.stats import t as student_t
 
 from ..config.sections import BAND_SDS, CONFIDENCE
 
@@ -90,6 +89,7 @@ def t_quantile(p: float, df: float) -> float:
         raise ValueError(f"df must be > 0, got {df}")
     if math.isinf(df):
         return NormalDist().inv_cdf(p)
+    from scipy.stats import t as student_t       # here: what reads params (the plan's check of the levels) needs no scipy
     return float(student_t.ppf(p, df))
 
 
