@@ -4,6 +4,7 @@ params.yaml, and the committed ones against the committed params."""
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fakes import default, plan_files
 from modern_gpt.review import overlays
@@ -143,15 +144,14 @@ def test_each_committed_reports_run_list_is_exactly_the_runs_its_params_and_over
 
 
 def test_the_run_set_check_names_a_missing_and_an_extra_run():
-    """The committed scale overlay without qk_norm's seeds 8-11 (where they came from before: beyond's and the
-    catalogue's settling) leaves them in scale_runs.csv with no row assigning them; a run list lacking one is named
-    the other way."""
+    """params.yaml without qk_norm's seeds 8-11 (as before it held them: only beyond's and the catalogue's overlays
+    did) leaves them in scale_runs.csv with no row assigning them; a run list lacking one is named the other way."""
     from modern_gpt.reporting.runs_csv import from_csv
-    layer = overlays.read("scale", ROOT)
-    runs = layer["settle"]["runs"]
-    layer["settle"]["runs"] = {k: v for k, v in runs.items() if v["slug"] != "qk_norm"}
-    _, planned = plan_files(parse_yaml(overlays.apply((ROOT / "params.yaml").read_text(encoding="utf-8"), [layer]),
-                                       "params"))
+    params = parse_yaml((ROOT / "params.yaml").read_text(encoding="utf-8"), "params")
+    params["settle"]["runs"] = {k: v for k, v in params["settle"]["runs"].items()
+                                if not (v["slug"] == "qk_norm" and v["seed"] >= 8)}
+    _, planned = plan_files(parse_yaml(overlays.apply(yaml.safe_dump(params, sort_keys=False),
+                                                      [overlays.read("scale", ROOT)]), "params"))
     listed = {(x.run, x.seed) for x in from_csv((ROOT / "reports" / "scale_runs.csv").read_text())}
     problems = run_set_problems("scale", assigned_runs(planned, "scale"), listed)
     assert problems == [f"scale: qk_norm seed {s} is in reports/scale_runs.csv but params.yaml and its overlay assign "
@@ -161,3 +161,44 @@ def test_the_run_set_check_names_a_missing_and_an_extra_run():
                              "reports/scale_runs.csv",
                              "scale: scale_xs_pos seed 5 is assigned by params.yaml and its overlay but not in "
                              "reports/scale_runs.csv"]
+
+
+def shown_twice(root: Path) -> list[str]:
+    """One line per configuration (config md5) that two committed reports show on different seeds or with
+    different mean val losses, read from each report's run list (runs.csv for ablation.md)."""
+    from collections import defaultdict
+    from statistics import fmean
+    from modern_gpt.review.check import run_lists
+    shown: dict[str, dict[str, tuple]] = defaultdict(dict)
+    for report, (_, lines) in run_lists(root).items():
+        by_md5: dict[str, list] = defaultdict(list)
+        for x in lines:
+            by_md5[x.config_md5].append(x)
+        for md5, runs in by_md5.items():
+            losses = [x.val_loss for x in runs if x.val_loss is not None]
+            shown[md5][report] = (runs[0].run, tuple(sorted(x.seed for x in runs)), fmean(losses) if losses else None)
+    return [f"config {md5} ({next(iter(by.values()))[0]}): " + "; ".join(
+                f"{report} on seeds {','.join(map(str, seeds))}, mean {mean}" for report, (_, seeds, mean) in by.items())
+            for md5, by in shown.items() if len({v[1:] for v in by.values()}) > 1]
+
+
+def test_every_committed_report_shows_one_configuration_with_one_value():
+    """One value per row: the book's design is ablation.md's last row, beyond.md's and catalogue.md's row 0 and
+    scale.md's default size, and every configuration two reports show is shown on the same seeds with the same mean
+    (params.yaml holds qk_norm's seeds 8-11, which settling added for the second ladder and the catalogue, so the
+    main table shows them too). No report marks a row as shown on other seeds, so none may be."""
+    assert shown_twice(ROOT) == []
+
+
+def test_a_configuration_shown_on_other_seeds_by_two_reports_is_named(tmp_path):
+    """The main table's run list without qk_norm's seeds 8-11 (as before params.yaml held them): the book's design
+    is named, with each report's seeds."""
+    for name in ("reports/runs.csv", "reports/ablation.md", "reports/catalogue.md", "reports/catalogue_runs.csv"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    runs = tmp_path / "reports" / "runs.csv"
+    runs.write_text("".join(line for line in runs.read_text().splitlines(keepends=True)
+                            if not any(line.startswith(f"run,qk_norm,,1.0,{s},") for s in (8, 9, 10, 11))))
+    (found,) = shown_twice(tmp_path)
+    assert "(qk_norm): ablation.md on seeds 0,1,2,3,4,5,6,7, mean" in found
+    assert "catalogue.md on seeds 0,1,2,3,4,5,6,7,8,9,10,11, mean" in found
