@@ -110,7 +110,7 @@ REPORT_RANGES = {"confidence": (0.5, 1.0), "borderline": (0.0, 10.0), "memorised
 
 # The one definition of each: the confidence of the paired t interval behind a verdict, and the borderline band in
 # pooled seed sds (a verdict's smaller margin within ± this × the pooled seed sd of the two rows reads borderline),
-# which stats/calibration.py sizes for 5 seeds (docs/statistics.md). report: sets both; everything else imports
+# which reporting/calibration.py sizes for 5 seeds (docs/statistics.md). report: sets both; everything else imports
 # these.
 CONFIDENCE = 0.95
 BAND_SDS = 0.4
