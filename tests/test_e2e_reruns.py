@@ -63,6 +63,7 @@ EDITS = [
     ("bench/training.py", set()),                                     # the bench, a tool: no stage imports it
     ("review/diff.py", set()),                                        # the review, a tool: no stage imports it
     ("settling/looks.py", {"plan"} | REPORT),                         # the looks: the plan asks, the report judges
+    ("stats/paired.py", {"plan"} | REPORT),                           # the rule: the plan checks the levels, the report judges
 ]
 
 
