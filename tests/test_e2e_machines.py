@@ -227,6 +227,11 @@ RAY = str(Path(sys.executable).parent / "ray")
 
 REPRO = [sys.executable, "-m", "modern_gpt", "repro"]
 MARK = "MODERN_GPT_TEST_RAY"         # in the environment of every process a test's Ray started: its temp dir
+# A driver of the tests' own clusters (RayHead: already running, its address known) tries to connect 5 times, a
+# second apart, where Ray tries 20 (ray/_private/node.py: _init_gcs_client, RAY_gcs_server_port_wait_time_s): a
+# refused token is the same one-line refusal, 15 s sooner; a driver let in connects at its first try. The cluster's
+# own processes and a local cluster that a driver starts keep Ray's 20.
+DRIVER_TRIES = {"RAY_gcs_server_port_wait_time_s": "5"}
 
 
 def free_port() -> int:
@@ -306,9 +311,9 @@ class RayHead:
             token = root / "cluster-token"
             token.write_text(secrets.token_hex(32))
             cluster = {**base, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
-            driver = {**base, "RAY_AUTH_TOKEN_PATH": str(token)}          # RAY_AUTH_MODE unset
+            driver = {**base, "RAY_AUTH_TOKEN_PATH": str(token), **DRIVER_TRIES}      # RAY_AUTH_MODE unset
         else:
-            cluster, driver = {**base, "RAY_AUTH_MODE": "disabled"}, base
+            cluster, driver = {**base, "RAY_AUTH_MODE": "disabled"}, {**base, **DRIVER_TRIES}
         temp, port, log = Path(tempfile.mkdtemp(prefix="mgpt-ray-")), free_port(), root / "ray-start.log"
         try:
             with log.open("w") as out:
