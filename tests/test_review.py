@@ -227,6 +227,23 @@ def test_the_staleness_rule_names_the_stage_and_what_changed():
     assert stale({"run@a-0": ["changed command"]}, outs) == ["stage run@a-0: changed command"]
 
 
+def test_the_change_folder_moved_under_the_plan_alone_is_one_line_saying_dvc_repro_plan():
+    """A change file no committed run imports (a new one: every run's code is checked by code_problems) leaves only the
+    plan stale, which reruns alone and trains nothing: the check says so in one line. Anything else stale beside it,
+    or another folder of the plan's, keeps every line."""
+    from modern_gpt.review.check import CHANGES_DIR, only_the_plan
+    outs = ["configs", "data/runs/a/0/model.pt"]
+    moved = stale({"plan": [{"changed deps": {CHANGES_DIR: "modified"}}]}, outs)
+    assert only_the_plan(moved) == [f"stage plan: {CHANGES_DIR} moved and no committed run imports what moved: run "
+                                    "`dvc repro plan` (it trains nothing) and commit dvc.lock"]
+    run = stale({"run@a-0": [{"changed deps": {"src/modern_gpt/nn/model.py": "modified"}}]}, outs)
+    assert only_the_plan(moved + run) == moved + run
+    code = ["reports/catalogue.md: 8 of its 84 runs (reports/catalogue_runs.csv) were made by code ..."]
+    assert only_the_plan(moved + code) == moved + code
+    nn = stale({"plan": [{"changed deps": {"src/modern_gpt/nn": "modified"}}]}, outs)
+    assert only_the_plan(nn) == nn
+
+
 def test_another_cpu_moves_at_most_one_unchanged_row_past_the_rerun_band_and_no_settled_verdict():
     """The same commit trained on two CPUs (tests/fixtures: reports/runs.csv of 409261d from an AMD EPYC and an Intel
     Xeon): review's rerun band, each family's measured RERUN_SD, calls at most one row suspicious, and every verdict
