@@ -1,8 +1,10 @@
-"""The rules of the source's shape, read from its syntax tree: each class name means one thing (it is defined once
-under src/), and so does each public module-level function's, but the listed ones; a function longer than 50 lines is split where a part has a name of its own, and a module longer than
-its folder allows by what it holds; no two modules import each other, however indirectly; and cli/ tells its
-commands from what they share, by folder (cli/__init__.py): a module directly in cli/ is a `modern-gpt` command,
-and a module in cli/support/ is none. Each rule has the few exceptions listed here with the reason they stay."""
+"""The rules of the source's shape, read from its syntax tree: each class name means one thing (it is defined once under
+src/, but a class local to a change file's `plugs()`, which no other module sees), and so does each public
+module-level function's, but the listed ones; a function longer than 50 lines is split where a part has a name of its
+own, and a module longer than its folder allows by what it holds; no two modules import each other, however
+indirectly; and cli/ tells its commands from what they share, by folder (cli/__init__.py): a module directly in cli/
+is a `modern-gpt` command, and a module in cli/support/ is none. Each rule has the few exceptions listed here with
+the reason they stay."""
 
 import ast
 from collections import Counter, defaultdict
@@ -44,11 +46,40 @@ def definitions(kind) -> dict[str, list[ast.AST]]:
     return found
 
 
-def test_each_class_name_is_defined_once():
+def plug_locals(tree: ast.AST) -> set[ast.AST]:
+    """The classes defined inside a change file's `plugs()` body: that change's own, seen by no other module."""
+    return {node for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "plugs"
+            for node in ast.walk(f) if isinstance(node, ast.ClassDef)}
+
+
+def classes_named_twice(sources: dict[str, str]) -> dict[str, list[str]]:
+    """{class name: where} for each name defined at two places of `sources` ({path under the root: text}), leaving
+    out the classes local to `plugs()` in changes/*.py: two change files may each name a class Shift there."""
     places = defaultdict(list)
-    for where in definitions(ast.ClassDef):
-        places[where.rsplit(":", 1)[1]].append(where)
-    assert {name: p for name, p in places.items() if len(p) > 1} == {}
+    for path, text in sources.items():
+        tree = ast.parse(text)
+        local = plug_locals(tree) if path.startswith("src/modern_gpt/changes/") else set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node not in local:
+                places[node.name].append(f"{path}:{node.name}")
+    return {name: p for name, p in places.items() if len(p) > 1}
+
+
+def test_each_class_name_is_defined_once():
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in sorted((ROOT / "src").rglob("*.py"))}
+    assert classes_named_twice(sources) == {}
+
+
+def test_classes_local_to_a_change_files_plugs_are_left_out_of_the_unique_names():
+    body = "def plugs(cfg):\n    class Shift:\n        pass\n    return {}\n"
+    two = {"src/modern_gpt/changes/shift_a.py": body, "src/modern_gpt/changes/shift_b.py": body}
+    assert classes_named_twice(two) == {}
+    top = {**two, "src/modern_gpt/nn/shift.py": "class Shift:\n    pass\n"}
+    assert classes_named_twice(top) == {}                    # one module-level Shift beside the local ones
+    assert set(classes_named_twice({**two, "src/modern_gpt/nn/a.py": "class Shift:\n    pass\n",
+                                    "src/modern_gpt/nn/b.py": "class Shift:\n    pass\n"})) == {"Shift"}
+    outside = {"src/modern_gpt/nn/x.py": body, "src/modern_gpt/nn/y.py": body}   # plugs() elsewhere: not a change's
+    assert set(classes_named_twice(outside)) == {"Shift"}
 
 
 def test_each_public_module_level_function_name_is_defined_once_but_the_listed_ones():
