@@ -158,3 +158,49 @@ def test_a_changes_decoding_state_is_counted_by_the_cache_the_arithmetic_and_the
     s = ServeConfig(prompt_tokens=3, new_tokens=4, temperature=0.0, top_k=0, seed=0, batch=1, repeats=1, run_seed=0)
     record = serve_row(GPT(cfg).eval(), [1, 2, 3], s)
     assert record["kv_bytes_tensor"] == record["kv_bytes_per_sequence"] == plain.nbytes // 3 + 16 * 4
+
+
+# ----------------------------------------------------------------------------------------- the attention op's contract
+
+class HandAttention(torch.nn.Module):
+    """The `attend` slot's contract (docs/own-change.md), written out by hand: q (B, n_head, T, hd) after QK-norm and
+    positions; k and v (B, n_kv_head, S, hd), query head h reading K/V head h // (n_head / n_kv_head); `causal` only
+    where the keys are the queries' own positions (S == T), else `mask` (T, S), True where a query may look, or no mask
+    at all (one new token after the cache: every key is an earlier one); dropout only while training."""
+
+    def forward(self, q, k, v, mask, causal, ctx):
+        group = q.size(1) // k.size(1)
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        T, S = q.size(2), k.size(2)
+        if causal:
+            assert mask is None and S == T
+            mask = torch.ones(T, S, dtype=torch.bool).tril()
+        scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+        if mask is not None:
+            assert mask.shape == (T, S) and mask.dtype == torch.bool
+            scores = scores.masked_fill(~mask, float("-inf"))
+        return scores.softmax(-1) @ v
+
+
+@pytest.mark.parametrize("global_every, chunks", [(2, [7, 1, 1, 3, 12]), (0, [1] * 6 + [18]), (2, [24])])
+def test_attention_written_out_by_hand_in_the_attend_slot_gives_the_defaults_logits(global_every, chunks):
+    """The book's design (GQA) with sliding-window layers: the hand-written op in every layer's slot gives the default's
+    logits on the one-model path and through the cache, chunks shorter and longer than the window (the ring)."""
+    cfg = dataclasses.replace(WINDOWED, global_every=global_every)
+    assert cfg.n_kv_head < cfg.n_head and cfg.attn_window < 24
+    models = []
+    for hand in (False, True):
+        torch.manual_seed(0)
+        models.append(GPT(cfg).eval())
+        for block in models[-1].blocks if hand else ():
+            block.attn.attend = HandAttention()
+    seq = torch.randint(0, cfg.vocab_size, (2, 24), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        full = [m(seq)[0] for m in models]
+        torch.testing.assert_close(full[1], full[0], atol=1e-6, rtol=0)
+        caches, start = [KVCache(cfg, batch=2) for _ in models], 0
+        for n in chunks:
+            steps = [m(seq[:, start:start + n], cache=c)[0] for m, c in zip(models, caches)]
+            torch.testing.assert_close(steps[1], steps[0], atol=1e-6, rtol=0)
+            torch.testing.assert_close(steps[1], full[0][:, start:start + n], atol=1e-5, rtol=0)
+            start += n
