@@ -408,3 +408,26 @@ def test_the_quick_command_judges_the_second_ladder_with_your_own_changes_rows(c
                                                "+ sliding window 16 (SL)", "+ parallel block", "+ value residual",
                                                "+ Muon"]
     assert all(re.search(r"\s(better|worse|noise)", r) for r in rows[1:])
+
+
+@pytest.mark.slow                                                  # a copy of the smoke build (tests/e2e.py)
+def test_a_switch_set_to_1_which_dvc_sees_as_unchanged_is_refused_by_every_runner_before_anything_runs(
+        repo, monkeypatch, capsys):
+    """DVC compares a param's old and new value by equality (true == 1): after `qk_norm: true` becomes `1` it sees
+    nothing to run, so a plain `dvc repro` refuses nothing. repro, settle, shard and reproduce check every value first
+    (cli/support/dvc_calls.py: check_params), each in one line naming the key, and leave params.yaml as it was."""
+    from e2e import commit, status
+    (repo / "reports" / "overlays").mkdir(parents=True)
+    (repo / "reports" / "overlays" / "beyond.yaml").write_bytes((ROOT / "reports/overlays/beyond.yaml").read_bytes())
+    text = (repo / "params.yaml").read_text()
+    bad = re.sub(r"^  qk_norm: true$", "  qk_norm: 1", text, count=1, flags=re.M)
+    assert bad != text
+    (repo / "params.yaml").write_text(bad)
+    commit(repo, "qk_norm: 1")
+    assert status(repo) == set()                                 # DVC: nothing changed
+    monkeypatch.chdir(repo)
+    for args in (["repro"], ["settle"], ["shard", "1/2"], ["reproduce", "beyond"]):
+        assert main(args) == 2, args
+        assert capsys.readouterr().err == "modern-gpt: error: model.qk_norm=1: must be true or false\n", args
+        assert (repo / "params.yaml").read_text() == bad
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == ""

@@ -36,7 +36,7 @@ from ..config.sections import LaunchConfig
 from ..config import params as params_file
 from ..core.slots import RUNS_PER_GPU, WAITING, shared_by, training_gpus, usable_cores
 from ..core.errors import ConfigError, DataError
-from .support.dvc_calls import DVC, TRAINING_STAGES, dvc, dvc_error, mend_killed_writes
+from .support.dvc_calls import DVC, TRAINING_STAGES, check_params, dvc, dvc_error, mend_killed_writes
 
 AHEAD = 1             # stages started before a core is free for them: their start-up overlaps the training
 
@@ -183,6 +183,7 @@ def run_jobs(stages: list[str], jobs: int, threads: int, cores: int, where: Devi
 def cmd_repro(args: argparse.Namespace) -> None:
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt repro at the root of a clone of the project")
+    check_params()                                  # settle's rounds and reproduce come through here too
     mend_killed_writes()
     cores = usable_cores()
     if args.ray is not None:

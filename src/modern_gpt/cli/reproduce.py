@@ -25,7 +25,7 @@ from typing import Iterator
 from ..review import overlays
 from ..config.params import parse_yaml
 from ..core.errors import ConfigError, DataError
-from .support.dvc_calls import dvc
+from .support.dvc_calls import check_params, dvc
 
 PUSH_EVERY = 600                    # seconds between pushes of the run-cache to --remote while runs train
 COMMITTED = ("params.yaml", "dvc.lock", "configs")     # put back as committed after the pipeline ran
@@ -159,6 +159,7 @@ def apply_overlays(chosen: list[str], layers: list[dict], settle: bool) -> dict:
     if changed:
         raise DataError(f"{changed[0]}: changed since HEAD; reproduce applies its overlays to the committed params "
                         "and puts them, and the other reports, back after: commit or stash first")
+    check_params(parse_yaml(applied, "params.yaml"))             # refused before params.yaml is touched
     Path("params.yaml").write_text(applied, encoding="utf-8")
     print(f"reproduce: params.yaml with {', '.join(f'{overlays.FOLDER}/{n}.yaml' for n in chosen)} on top"
           + (" (already: going on from an interrupted run)" if again else ""), flush=True)

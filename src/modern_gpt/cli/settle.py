@@ -19,7 +19,7 @@ from pathlib import Path
 from ..config import params as params_file
 from ..config.sections import BAND_SDS, CONFIDENCE, PARSERS, SettleConfig
 from ..core.errors import ConfigError, DataError
-from .support.dvc_calls import stage_paths
+from .support.dvc_calls import check_params, stage_paths
 
 
 def add_parsers(sub) -> None:
@@ -59,6 +59,7 @@ def cmd_settle(args: argparse.Namespace) -> None:
 
     if not Path("dvc.yaml").is_file():
         raise DataError("dvc.yaml: not found here; run modern-gpt settle at the root of a clone of the project")
+    check_params()
     settle: SettleConfig = PARSERS["settle"](params_file.load(("settle",), optional=("settle",))["settle"], "settle")
     if not settle.on:
         raise ConfigError(f"settle.looks={settle.looks!r}: give at least two looks (seed counts, the first seeds:'s "

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import ConfigError, DataError
-from .support.dvc_calls import TRAINING_STAGES, dvc
+from .support.dvc_calls import TRAINING_STAGES, check_params, dvc
 from .support.shared_runs import default_remote, pull_or_train, push_inputs
 
 
@@ -53,6 +53,7 @@ def cmd_shard(args: argparse.Namespace) -> None:
         print("\n".join(mine))
         return
     remote = default_remote()
+    check_params()                                  # before anything is pushed or trained
     print(f"worker {i}/{n}: {len(mine)} runs; the remote: {remote}", flush=True)
     if not mine:
         return

@@ -1,5 +1,5 @@
 """`dvc` as a subprocess, the one way every runner calls it (repro, shard, the Ray tasks): its failure as one line,
-the stages of dvc.yaml that train a run, and the mend of the files a DVC process killed while writing them leaves
+the stages of dvc.yaml that train a run, every params value checked before any of them runs, and the mend of the files a DVC process killed while writing them leaves
 cut short (dvc.lock, DVC's rwlock), which each command that resumes work does first.
 """
 
@@ -30,6 +30,16 @@ def stage_paths(stage: str, path: str | Path = "dvc.yaml") -> dict[str, str]:
                         "clone of the project") from None
     words = shlex.split(cmd)
     return {w[2:]: v for w, v in zip(words, words[1:]) if w.startswith("--") and not v.startswith("--")}
+
+
+def check_params(raw: dict | None = None) -> None:
+    """Every value of params.yaml (or of `raw`, its parsed text) checked as the plan stage checks it, before a runner
+    starts anything: DVC compares a param's old and new value by equality, where true == 1, so after `qk_norm: 1`
+    a plain `dvc repro` reruns no plan and nothing refuses the value; this does, in one line naming the key."""
+    from ...config import params as params_file
+    from ...config.sections import OPTIONAL, SECTIONS
+    from ...pipeline.ladder_params import check_all
+    check_all(params_file.sections(params_file.read_yaml("params.yaml") if raw is None else raw, SECTIONS, OPTIONAL))
 
 
 def dvc(*args: str, check: bool = True, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
