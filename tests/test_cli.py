@@ -333,6 +333,7 @@ def test_ray_is_an_extra_no_import_of_the_project_imports_it_and_repro_ray_witho
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    (tmp_path / "params.yaml").write_bytes((ROOT / "params.yaml").read_bytes())   # checked first (check_params)
     hidden = ("import sys; sys.modules['ray'] = None\n"       # ray not installed: its import fails
               "from modern_gpt.cli import main; sys.exit(main(['repro', '--ray']))\n")
     done = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True, cwd=tmp_path)

@@ -71,8 +71,9 @@ def test_reproduce_stopped_keeps_the_overlays_and_the_same_command_goes_on_then_
     from modern_gpt.cli import repro, reproduce
     env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     files = {"dvc.yaml": "stages: {}\n", "dvc.lock": "schema: '2.0'\n", "configs/plan.json": "{}\n",
-             "params.yaml": "beyond:\n  ladder: []   # off\n", "reports/ablation.md": "x\n",
-             "reports/overlays/beyond.yaml": "beyond:\n  ladder: [mlp]\n"}
+             "params.yaml": (ROOT / "params.yaml").read_text(), "reports/ablation.md": "x\n",   # checked first
+             "reports/overlays/beyond.yaml": (ROOT / "reports/overlays/beyond.yaml").read_text()}
+    applied = overlays.apply(files["params.yaml"], [overlays.read("beyond", ROOT)])
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
@@ -88,7 +89,7 @@ def test_reproduce_stopped_keeps_the_overlays_and_the_same_command_goes_on_then_
     monkeypatch.setattr(repro, "cmd_repro", stopped)
     with pytest.raises(KeyboardInterrupt):
         reproduce.cmd_reproduce(args)
-    assert "  ladder: [mlp]" in (tmp_path / "params.yaml").read_text() and "run" in (tmp_path / "dvc.lock").read_text()
+    assert (tmp_path / "params.yaml").read_text() == applied and "run" in (tmp_path / "dvc.lock").read_text()
     assert "the same command goes on from here" in capsys.readouterr().out
 
     def finished(_):
