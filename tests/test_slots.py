@@ -18,6 +18,14 @@ from modern_gpt.cli.repro import Devices, at_once, devices, parse_jobs
 from modern_gpt.core.slots import RUNS_PER_GPU, WAITING, hold_cores, hold_gpus, run_gpus, usable_cores, visible_gpus
 from modern_gpt.core.errors import ConfigError
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def stand_in_params(train: dict, launch: str) -> str:
+    """The project's params.yaml with `train` merged in and `launch` set: modern-gpt repro checks every value first."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    return yaml.safe_dump({**params, "train": {**params["train"], **train}, "launch": launch}, sort_keys=False)
+
 HOLDER = """
 import sys, time
 from pathlib import Path
@@ -265,7 +273,7 @@ def test_on_gpus_auto_is_one_run_per_gpu_with_cores_over_jobs_threads(jobs, core
 ])
 def test_the_runner_refuses_runs_it_cannot_give_their_gpus_before_anything_starts(train, launch, visible, error,
                                                                                 tmp_path):
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": train, "launch": launch}))
+    (tmp_path / "params.yaml").write_text(stand_in_params(train, launch))
     (tmp_path / "dvc.yaml").write_text("stages: {}\n")
     out = subprocess.run([sys.executable, "-m", "modern_gpt", "repro"], cwd=tmp_path, capture_output=True, text=True,
                          env={**os.environ, "CUDA_VISIBLE_DEVICES": visible})
@@ -309,7 +317,7 @@ def test_the_runner_trains_one_run_per_fake_gpu_and_a_kill_9_frees_a_gpu_for_the
     three fake GPUs (CUDA_VISIBLE_DEVICES=0,1,2, train.device cuda). --jobs auto is one run per GPU; each started
     run sees one GPU and cores / jobs threads; no GPU is ever held by two runs, across a kill -9 of a holder (the
     runner stops in one line, and the same command trains the rest) included."""
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"train": {"device": "cuda"}, "launch": "python"}))
+    (tmp_path / "params.yaml").write_text(stand_in_params({"device": "cuda"}, "python"))
     (tmp_path / "fake_run.py").write_text(FAKE_RUN)
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"run": {
         "matrix": {"seed": list(range(6))}, "cmd": "python fake_run.py ${item.seed}", "deps": ["fake_run.py"],
