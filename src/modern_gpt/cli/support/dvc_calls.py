@@ -1,6 +1,7 @@
 """`dvc` as a subprocess, the one way every runner calls it (repro, shard, the Ray tasks): its failure as one line,
-the stages of dvc.yaml that train a run, every params value checked before any of them runs, and the mend of the files a DVC process killed while writing them leaves
-cut short (dvc.lock, DVC's rwlock), which each command that resumes work does first.
+the stages of dvc.yaml that train a run, every params value checked before any of them runs, and the mend of the
+files a DVC process killed while writing them leaves cut short (dvc.lock, DVC's rwlock), which each command that
+resumes work does first.
 """
 
 from __future__ import annotations
